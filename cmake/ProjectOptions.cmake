@@ -1,0 +1,23 @@
+# Build settings shared by every chunkmeta target, as an interface target
+# (no global flag edits). Link it PRIVATE; it never reaches consumers.
+add_library(chunkmeta_project_options INTERFACE)
+target_compile_features(chunkmeta_project_options INTERFACE cxx_std_20)
+target_compile_options(chunkmeta_project_options INTERFACE -Wall -Wextra -Wpedantic
+                       $<$<BOOL:${CHUNKMETA_WARNINGS_AS_ERRORS}>:-Werror>)
+
+if(CHUNKMETA_SANITIZERS)
+  target_compile_options(chunkmeta_project_options INTERFACE -fsanitize=${CHUNKMETA_SANITIZERS}
+                         -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(chunkmeta_project_options INTERFACE -fsanitize=${CHUNKMETA_SANITIZERS})
+endif()
+
+if(CHUNKMETA_COVERAGE)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "CHUNKMETA_COVERAGE needs clang (source-based coverage)")
+  endif()
+  target_compile_options(chunkmeta_project_options INTERFACE -fprofile-instr-generate -fcoverage-mapping)
+  target_link_options(chunkmeta_project_options INTERFACE -fprofile-instr-generate)
+endif()
+
+# Executables land in <build>/bin.
+set(CHUNKMETA_BIN_DIR "${PROJECT_BINARY_DIR}/bin")

@@ -1,0 +1,32 @@
+// Corpus entries: workloads kept as readable JSON values (corpus/), replayed
+// against every implementation by ctest and by `chunkmeta replay`.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "chunkmeta/harness/report.hpp"
+
+namespace chunkmeta::harness {
+
+struct CorpusEntry {
+  std::filesystem::path path;
+  Workload workload;
+  std::optional<Outcome> expected;  // the reference outcome stored with the entry, if any
+};
+
+// Reads a corpus entry, a counterexample report (both have "workload"), or a
+// bare workload object. Returns a sentence saying what is wrong otherwise.
+std::variant<CorpusEntry, std::string> load_corpus_entry(const std::filesystem::path& path);
+
+// The .json files named, with directories expanded recursively, sorted.
+std::vector<std::filesystem::path> corpus_files(const std::vector<std::filesystem::path>& inputs);
+
+// Replays one entry: the stored expectation against today's reference, then
+// the oracle on each implementation. Returns one counterexample per failure.
+std::vector<Counterexample> replay(const CorpusEntry& entry, const std::vector<Implementation>& implementations);
+
+}  // namespace chunkmeta::harness

@@ -1,0 +1,59 @@
+// Counterexample reports: what a person needs to act on a failure at once, as
+// text on the terminal and as JSON on disk, plus the corpus entry that keeps it.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chunkmeta/harness/json.hpp"
+
+namespace chunkmeta::harness {
+
+// A workload tied to the main one by a metamorphic relation ("left half", ...).
+struct RelatedWorkload {
+  std::string role;
+  Workload workload;
+  std::optional<Outcome> actual;
+};
+
+struct Counterexample {
+  std::string implementation;
+  std::string property;  // the property, or "replay" / "fuzz"
+  Workload workload;     // the (shrunk) workload the finding is about
+  Finding finding;
+  std::vector<RelatedWorkload> related;
+  std::optional<std::uint64_t> seed;  // RapidCheck seed of the run
+  std::string reproduce;              // RC_PARAMS value that replays the shrunk case
+  std::string rerun_command;          // re-runs the property with `reproduce`
+  int cases_before_failure = 0;
+};
+
+struct WrittenFiles {
+  std::filesystem::path report;
+  std::filesystem::path corpus_entry;
+};
+
+// Stable name of a workload: 16 hex digits of FNV-1a over its compact JSON.
+std::string content_name(const Workload& workload);
+
+// The corpus format: {"format", "origin", "workload", "expected"}; "expected" is
+// the reference outcome when the entry was made, so a changed reference shows.
+Json corpus_entry(const Workload& workload, const std::string& origin);
+
+// A shell command that replays a corpus entry or report against `implementation`.
+std::string replay_command(const std::string& implementation, const std::filesystem::path& file);
+
+Json to_json(const Counterexample& counterexample, const std::optional<WrittenFiles>& files = std::nullopt);
+std::string render(const Counterexample& counterexample, const std::optional<WrittenFiles>& files = std::nullopt);
+
+// $CHUNKMETA_REPORT_DIR, else ./chunkmeta-reports.
+std::filesystem::path default_report_dir();
+
+// Writes <dir>/<implementation>-<property>-<name>.report.json and
+// <dir>/corpus/<name>.json. Returns nullopt (and says why in `error`) on I/O failure.
+std::optional<WrittenFiles> write_counterexample(const Counterexample& counterexample,
+                                                 const std::filesystem::path& dir, std::string* error);
+
+}  // namespace chunkmeta::harness

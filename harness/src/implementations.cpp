@@ -1,0 +1,82 @@
+#include "chunkmeta/harness/implementations.hpp"
+
+namespace chunkmeta::harness {
+namespace {
+
+// The engine hands int32 tensors to the int32 entry points. A wide value that
+// does not fit cannot reach them, so such a workload is answered with the
+// rejection validation gives it (the engine's own int32 conversion would fail).
+struct Int32Copy {
+  std::vector<std::int32_t> computed;
+  std::vector<std::int32_t> starts;
+  WorkloadView32 view(std::int64_t chunk_size) const { return {chunk_size, computed, starts}; }
+};
+
+std::optional<Int32Copy> to_int32(const Workload& workload) {
+  const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  Int32Copy copy;
+  for (auto v : workload.num_computed_tokens) {
+    if (!fits(v)) return std::nullopt;
+    copy.computed.push_back(static_cast<std::int32_t>(v));
+  }
+  for (auto v : workload.query_start_loc) {
+    if (!fits(v)) return std::nullopt;
+    copy.starts.push_back(static_cast<std::int32_t>(v));
+  }
+  return copy;
+}
+
+template <typename Compute32>
+Outcome through_int32(const Workload& workload, Compute32&& compute) {
+  auto copy = to_int32(workload);
+  if (!copy) return *validate(workload);
+  return compute(copy->view(workload.chunk_size));
+}
+
+// Sizes the buffers with output_sizes(), then writes them with fast_into. The
+// fill value -7 makes an entry fast_into forgot to write visible to the oracle.
+template <typename View>
+Outcome into_buffers(const View& view) {
+  auto sizes = output_sizes(view);
+  if (!sizes.ok()) return sizes.error();
+  ChunkMetadata out;
+  out.cu_chunk_seqlen.assign(static_cast<std::size_t>(sizes.value().cu_chunk_seqlen), -7);
+  out.seq_idx.assign(static_cast<std::size_t>(sizes.value().seq_idx), -7);
+  out.last_chunk_indices.assign(static_cast<std::size_t>(sizes.value().last_chunk_indices), -7);
+  auto written = fast_into(view, {out.cu_chunk_seqlen, out.seq_idx, out.last_chunk_indices});
+  if (!written.ok()) return written.error();
+  return out;
+}
+
+std::vector<Implementation> make_builtins() {
+  return {
+      {"reference", "the SPEC's procedure, ported line by line", [](const Workload& w) { return reference(w); }},
+      {"fast", "production implementation, returning, int64 input", [](const Workload& w) { return fast(w); }},
+      {"fast-int32", "production implementation, returning, engine int32 input",
+       [](const Workload& w) {
+         return through_int32(w, [](const WorkloadView32& v) { return fast(v); });
+       }},
+      {"fast-into", "production implementation, caller buffers, int64 input",
+       [](const Workload& w) { return into_buffers(view_of(w)); }},
+      {"fast-into-int32", "production implementation, caller buffers, engine int32 input",
+       [](const Workload& w) {
+         return through_int32(w, [](const WorkloadView32& v) { return into_buffers(v); });
+       }},
+  };
+}
+
+}  // namespace
+
+const std::vector<Implementation>& builtin_implementations() {
+  static const std::vector<Implementation> all = make_builtins();
+  return all;
+}
+
+std::optional<Implementation> find_builtin(std::string_view name) {
+  for (const auto& implementation : builtin_implementations()) {
+    if (implementation.name == name) return implementation;
+  }
+  return std::nullopt;
+}
+
+}  // namespace chunkmeta::harness

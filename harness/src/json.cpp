@@ -1,0 +1,162 @@
+#include "chunkmeta/harness/json.hpp"
+
+#include <array>
+#include <limits>
+
+namespace chunkmeta::harness {
+namespace {
+
+constexpr std::array<std::string_view, 3> kWorkloadKeys = {"chunk_size", "num_computed_tokens", "query_start_loc"};
+constexpr std::array<std::string_view, 6> kKnownFields = {"chunk_size",      "num_computed_tokens",
+                                                          "query_start_loc", "cu_chunk_seqlen",
+                                                          "seq_idx",         "last_chunk_indices"};
+
+Json index_json(std::int64_t index) { return index == Error::kNoIndex ? Json(nullptr) : Json(index); }
+
+Json error_object(std::string_view code, std::string_view field, std::int64_t index, const std::string& message) {
+  Json error = Json::object();
+  error["code"] = code;
+  error["field"] = field;
+  error["index"] = index_json(index);
+  error["message"] = message;
+  return Json{{"error", std::move(error)}};
+}
+
+InputError input_error(std::string code, std::string field, std::int64_t index, std::string message) {
+  return {std::move(code), std::move(field), index, std::move(message)};
+}
+
+std::string type_name(const Json& v) {
+  if (v.is_number_float()) return "a non-integer number " + v.dump();
+  return std::string("a ") + v.type_name();
+}
+
+// JSON integers are read as int64; larger integers and non-integers are refused here,
+// the domain (negative, above 2^31-1) is the library's to judge.
+std::variant<std::int64_t, InputError> read_integer(const Json& v, std::string_view field, std::int64_t index) {
+  const std::string where = index == Error::kNoIndex ? std::string(field) : std::string(field) + "[" + std::to_string(index) + "]";
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return input_error("value_too_large", std::string(field), index, where + " is " + v.dump() + "; values must be at most 2^31-1");
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  return input_error("wrong_type", std::string(field), index, where + " must be an integer, not " + type_name(v));
+}
+
+std::variant<std::vector<std::int64_t>, InputError> read_array(const Json& v, std::string_view field) {
+  if (!v.is_array())
+    return input_error("wrong_type", std::string(field), Error::kNoIndex,
+                       std::string(field) + " must be an array of integers, not " + type_name(v));
+  std::vector<std::int64_t> values;
+  values.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    auto value = read_integer(v[i], field, static_cast<std::int64_t>(i));
+    if (auto* bad = std::get_if<InputError>(&value)) return std::move(*bad);
+    values.push_back(std::get<std::int64_t>(value));
+  }
+  return values;
+}
+
+}  // namespace
+
+Json to_json(const Workload& workload) {
+  Json j = Json::object();
+  j["chunk_size"] = workload.chunk_size;
+  j["num_computed_tokens"] = workload.num_computed_tokens;
+  j["query_start_loc"] = workload.query_start_loc;
+  return j;
+}
+
+Json to_json(const ChunkMetadata& result) {
+  Json j = Json::object();
+  j["cu_chunk_seqlen"] = result.cu_chunk_seqlen;
+  j["seq_idx"] = result.seq_idx;
+  j["last_chunk_indices"] = result.last_chunk_indices;
+  return j;
+}
+
+Json to_json(const Outcome& outcome) { return outcome.ok() ? to_json(outcome.value()) : error_json(outcome.error()); }
+
+Json error_json(const Error& error) {
+  return error_object(to_string(error.code), error.field, error.index, error.message());
+}
+
+Json error_json(const InputError& error) { return error_object(error.code, error.field, error.index, error.message); }
+
+std::variant<Workload, InputError> parse_workload(const Json& value) {
+  if (!value.is_object())
+    return input_error("wrong_type", "", Error::kNoIndex, "a workload must be a JSON object, not " + type_name(value));
+  for (const auto& [key, unused] : value.items()) {
+    bool known = false;
+    for (auto name : kWorkloadKeys) known = known || key == name;
+    if (!known)
+      return input_error("unknown_key", key, Error::kNoIndex,
+                         "unknown key \"" + key + "\"; a workload has chunk_size, num_computed_tokens, query_start_loc");
+  }
+  for (auto name : kWorkloadKeys) {
+    if (!value.contains(name))
+      return input_error("missing_key", std::string(name), Error::kNoIndex, "the key \"" + std::string(name) + "\" is missing");
+  }
+  Workload workload;
+  auto chunk = read_integer(value["chunk_size"], "chunk_size", Error::kNoIndex);
+  if (auto* bad = std::get_if<InputError>(&chunk)) return std::move(*bad);
+  workload.chunk_size = std::get<std::int64_t>(chunk);
+  auto computed = read_array(value["num_computed_tokens"], "num_computed_tokens");
+  if (auto* bad = std::get_if<InputError>(&computed)) return std::move(*bad);
+  workload.num_computed_tokens = std::move(std::get<0>(computed));
+  auto starts = read_array(value["query_start_loc"], "query_start_loc");
+  if (auto* bad = std::get_if<InputError>(&starts)) return std::move(*bad);
+  workload.query_start_loc = std::move(std::get<0>(starts));
+  return workload;
+}
+
+std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
+  Json value;
+  try {
+    value = Json::parse(line);
+  } catch (const Json::parse_error& e) {
+    return input_error("malformed_json", "", Error::kNoIndex,
+                       "not valid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  return parse_workload(value);
+}
+
+std::optional<Outcome> parse_outcome(const Json& value) {
+  if (!value.is_object()) return std::nullopt;
+  if (value.contains("error")) {
+    const Json& e = value["error"];
+    if (!e.is_object() || !e.contains("code") || !e["code"].is_string()) return std::nullopt;
+    const auto code = parse_error_code(e["code"].get<std::string>());
+    if (!code) return std::nullopt;
+    Error error{*code, {}, Error::kNoIndex, 0, 0};
+    if (e.contains("field") && e["field"].is_string()) {
+      for (auto field : kKnownFields) {
+        if (e["field"].get<std::string>() == field) error.field = field;
+      }
+    }
+    if (e.contains("index") && e["index"].is_number_integer()) error.index = e["index"].get<std::int64_t>();
+    return Outcome(error);
+  }
+  // Entries must be integers that fit the int32 outputs; anything else is not an outcome.
+  const auto int32_array = [&](std::string_view key) -> std::optional<std::vector<std::int32_t>> {
+    if (!value.contains(key)) return std::nullopt;
+    auto wide = read_array(value[key], key);
+    if (std::holds_alternative<InputError>(wide)) return std::nullopt;
+    std::vector<std::int32_t> narrow;
+    for (auto v : std::get<0>(wide)) {
+      if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) return std::nullopt;
+      narrow.push_back(static_cast<std::int32_t>(v));
+    }
+    return narrow;
+  };
+  auto cu = int32_array("cu_chunk_seqlen");
+  auto seq = int32_array("seq_idx");
+  auto last = int32_array("last_chunk_indices");
+  if (!cu || !seq || !last) return std::nullopt;
+  ChunkMetadata result{std::move(*cu), std::move(*seq), std::move(*last)};
+  return Outcome(std::move(result));
+}
+
+}  // namespace chunkmeta::harness

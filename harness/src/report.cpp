@@ -1,0 +1,167 @@
+#include "chunkmeta/harness/report.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#ifndef CHUNKMETA_CLI_PATH
+#define CHUNKMETA_CLI_PATH "chunkmeta"
+#endif
+
+namespace chunkmeta::harness {
+namespace {
+
+Json divergence_json(const Divergence& d) {
+  Json j = Json::object();
+  j["array"] = d.array;
+  j["index"] = d.index;
+  j["expected"] = d.expected ? Json(*d.expected) : Json(nullptr);
+  j["actual"] = d.actual ? Json(*d.actual) : Json(nullptr);
+  return j;
+}
+
+Json invariant_json(const InvariantViolation& v) {
+  Json j = Json::object();
+  j["number"] = v.number;
+  j["name"] = v.name;
+  j["row"] = v.row >= 0 ? Json(v.row) : Json(nullptr);
+  j["chunk"] = v.chunk >= 0 ? Json(v.chunk) : Json(nullptr);
+  j["detail"] = v.detail;
+  return j;
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string safe_file_part(std::string text) {
+  for (char& c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string content_name(const Workload& workload) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char byte : to_json(workload).dump()) {
+    hash ^= byte;
+    hash *= 1099511628211ULL;
+  }
+  std::ostringstream os;
+  os << std::hex;
+  os.width(16);
+  os.fill('0');
+  os << hash;
+  return os.str();
+}
+
+Json corpus_entry(const Workload& workload, const std::string& origin) {
+  Json j = Json::object();
+  j["format"] = "chunkmeta-corpus/1";
+  j["origin"] = origin;
+  j["workload"] = to_json(workload);
+  j["expected"] = to_json(reference(workload));
+  return j;
+}
+
+std::string replay_command(const std::string& implementation, const std::filesystem::path& file) {
+  return std::string(CHUNKMETA_CLI_PATH) + " replay --impl " + implementation + " " + shell_quote(file.string());
+}
+
+Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files) {
+  Json j = Json::object();
+  j["format"] = "chunkmeta-report/1";
+  j["implementation"] = cx.implementation;
+  j["property"] = cx.property;
+  j["finding"] = to_string(cx.finding.kind);
+  j["summary"] = cx.finding.summary;
+  j["workload"] = to_json(cx.workload);
+  j["rows"] = cx.workload.num_computed_tokens.size();
+  if (cx.finding.expected) j["expected"] = to_json(*cx.finding.expected);
+  if (cx.finding.actual) j["actual"] = to_json(*cx.finding.actual);
+  j["first_divergence"] = cx.finding.divergence ? divergence_json(*cx.finding.divergence) : Json(nullptr);
+  j["invariant"] = cx.finding.invariant ? invariant_json(*cx.finding.invariant) : Json(nullptr);
+  if (!cx.related.empty()) {
+    Json related = Json::array();
+    for (const auto& r : cx.related) {
+      Json item = Json::object();
+      item["role"] = r.role;
+      item["workload"] = to_json(r.workload);
+      if (r.actual) item["actual"] = to_json(*r.actual);
+      related.push_back(std::move(item));
+    }
+    j["related"] = std::move(related);
+  }
+  Json rc = Json::object();
+  rc["seed"] = cx.seed ? Json(*cx.seed) : Json(nullptr);
+  rc["reproduce"] = cx.reproduce;
+  rc["cases_before_failure"] = cx.cases_before_failure;
+  rc["rerun"] = cx.rerun_command;
+  j["rapidcheck"] = std::move(rc);
+  if (files) {
+    j["corpus_entry"] = files->corpus_entry.string();
+    j["replay"] = replay_command(cx.implementation, files->corpus_entry);
+  }
+  return j;
+}
+
+std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& files) {
+  std::ostringstream os;
+  os << "COUNTEREXAMPLE  implementation " << cx.implementation << ", property " << cx.property << "\n"
+     << "  finding:   " << to_string(cx.finding.kind) << ": " << cx.finding.summary << "\n"
+     << "  workload:  " << to_json(cx.workload).dump() << "\n";
+  for (const auto& r : cx.related) {
+    os << "  " << r.role << ": " << to_json(r.workload).dump() << "\n";
+    if (r.actual) os << "    its output: " << to_json(*r.actual).dump() << "\n";
+  }
+  if (cx.finding.expected) os << "  expected:  " << to_json(*cx.finding.expected).dump() << "\n";
+  if (cx.finding.actual) os << "  actual:    " << to_json(*cx.finding.actual).dump() << "\n";
+  if (cx.finding.divergence) os << "  first divergence: " << *cx.finding.divergence << "\n";
+  if (cx.finding.invariant) os << "  " << *cx.finding.invariant << "\n";
+  if (cx.seed) os << "  seed:      " << *cx.seed << " (after " << cx.cases_before_failure << " passing cases)\n";
+  if (!cx.reproduce.empty()) os << "  reproduce: RC_PARAMS=\"" << cx.reproduce << "\"\n";
+  if (!cx.rerun_command.empty()) os << "  rerun:     " << cx.rerun_command << "\n";
+  if (files) {
+    os << "  report:    " << files->report.string() << "\n"
+       << "  corpus:    " << files->corpus_entry.string() << "  (copy into corpus/regressions/ to keep it)\n"
+       << "  replay:    " << replay_command(cx.implementation, files->corpus_entry) << "\n";
+  }
+  return os.str();
+}
+
+std::filesystem::path default_report_dir() {
+  if (const char* dir = std::getenv("CHUNKMETA_REPORT_DIR"); dir != nullptr && *dir != '\0') return dir;
+  return std::filesystem::current_path() / "chunkmeta-reports";
+}
+
+std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const std::filesystem::path& dir,
+                                                 std::string* error) {
+  const std::string name = content_name(cx.workload);
+  WrittenFiles files{dir / (safe_file_part(cx.implementation) + "-" + safe_file_part(cx.property) + "-" + name +
+                            ".report.json"),
+                     dir / "corpus" / (name + ".json")};
+  std::error_code ec;
+  std::filesystem::create_directories(files.corpus_entry.parent_path(), ec);
+  if (ec) {
+    if (error) *error = "cannot create " + files.corpus_entry.parent_path().string() + ": " + ec.message();
+    return std::nullopt;
+  }
+  const auto write = [&](const std::filesystem::path& path, const Json& content) {
+    std::ofstream out(path);
+    out << content.dump(2) << "\n";
+    if (!out && error) *error = "cannot write " + path.string();
+    return static_cast<bool>(out);
+  };
+  const std::string origin = "property " + cx.property + " failed on implementation " + cx.implementation +
+                             (cx.seed ? " (seed " + std::to_string(*cx.seed) + ")" : std::string());
+  if (!write(files.corpus_entry, corpus_entry(cx.workload, origin))) return std::nullopt;
+  if (!write(files.report, to_json(cx, files))) return std::nullopt;
+  return files;
+}
+
+}  // namespace chunkmeta::harness

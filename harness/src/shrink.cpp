@@ -1,0 +1,117 @@
+#include "chunkmeta/harness/shrink.hpp"
+
+#include <algorithm>
+
+#include "chunkmeta/chunkmeta.hpp"
+
+namespace chunkmeta::harness {
+namespace {
+
+// target, then values halving the distance back toward x, then x - 1.
+std::vector<std::int64_t> towards(std::int64_t x, std::int64_t target) {
+  std::vector<std::int64_t> values;
+  if (x <= target) return values;
+  for (std::int64_t step = x - target; step > 0; step /= 2) values.push_back(x - step);
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+std::int64_t new_tokens(const Workload& w, std::size_t row) {
+  return w.query_start_loc[row + 1] - w.query_start_loc[row];
+}
+
+// Removes rows [first, first + count), closing the gap in query_start_loc.
+Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
+  Workload out{w.chunk_size, {}, {w.query_start_loc[0]}};
+  for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
+    if (row >= first && row < first + count) continue;
+    out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
+    out.query_start_loc.push_back(out.query_start_loc.back() + new_tokens(w, row));
+  }
+  return out;
+}
+
+Workload with_new_tokens(const Workload& w, std::size_t row, std::int64_t tokens) {
+  Workload out = w;
+  const std::int64_t delta = tokens - new_tokens(w, row);
+  for (std::size_t j = row + 1; j < out.query_start_loc.size(); ++j) out.query_start_loc[j] += delta;
+  return out;
+}
+
+}  // namespace
+
+std::vector<ShrinkStep> shrink_steps(const Workload& w) {
+  using Kind = ShrinkStep::Kind;
+  std::vector<ShrinkStep> steps;
+  const std::size_t rows = w.num_computed_tokens.size();
+
+  // Fewer rows: blocks of rows, rows/2, rows/4, ..., 1.
+  for (std::size_t block = rows; block >= 1; block /= 2) {
+    for (std::size_t first = 0; first + block <= rows; first += block) steps.push_back({Kind::remove_rows, first, block, 0});
+    if (block == 1) break;
+  }
+
+  // Only differences of query_start_loc are read: move the offset toward 0.
+  for (std::int64_t offset : towards(w.query_start_loc[0], 0)) steps.push_back({Kind::set_offset, 0, 0, offset});
+
+  // Smaller chunk sizes, unless they would multiply the output.
+  const auto current = output_sizes(view_of(w));
+  const std::int64_t budget = std::max<std::int64_t>(4096, 4 * (current.ok() ? current.value().num_chunks() : 0));
+  for (std::int64_t chunk : towards(w.chunk_size, 1)) {
+    const ShrinkStep step{Kind::set_chunk_size, 0, 0, chunk};
+    const auto sizes = output_sizes(view_of(apply(w, step)));
+    if (sizes.ok() && sizes.value().num_chunks() <= budget) steps.push_back(step);
+  }
+
+  // Per row: computed tokens (same residue first, then any smaller value), then new tokens.
+  for (std::size_t row = 0; row < rows; ++row) {
+    const std::int64_t c = w.num_computed_tokens[row];
+    const std::int64_t residue = c % w.chunk_size;
+    for (std::int64_t blocks : towards(c / w.chunk_size, 0))
+      steps.push_back({Kind::set_computed, row, 0, blocks * w.chunk_size + residue});
+    for (std::int64_t value : towards(c, 0)) steps.push_back({Kind::set_computed, row, 0, value});
+    for (std::int64_t tokens : towards(new_tokens(w, row), 0)) steps.push_back({Kind::set_new_tokens, row, 0, tokens});
+  }
+  return steps;
+}
+
+Workload apply(const Workload& w, const ShrinkStep& step) {
+  using Kind = ShrinkStep::Kind;
+  switch (step.kind) {
+    case Kind::remove_rows: return without_rows(w, step.row, step.count);
+    case Kind::set_new_tokens: return with_new_tokens(w, step.row, step.value);
+    case Kind::set_offset: {
+      Workload shifted = w;
+      for (auto& q : shifted.query_start_loc) q += step.value - w.query_start_loc[0];
+      return shifted;
+    }
+    case Kind::set_chunk_size: {
+      Workload smaller = w;
+      smaller.chunk_size = step.value;
+      return smaller;
+    }
+    case Kind::set_computed: {
+      Workload smaller = w;
+      smaller.num_computed_tokens[step.row] = step.value;
+      return smaller;
+    }
+  }
+  return w;
+}
+
+Workload shrink_while(Workload workload, const std::function<bool(const Workload&)>& still_fails) {
+  for (bool progressed = true; progressed;) {
+    progressed = false;
+    for (const auto& step : shrink_steps(workload)) {
+      Workload candidate = apply(workload, step);
+      if (still_fails(candidate)) {
+        workload = std::move(candidate);
+        progressed = true;
+        break;
+      }
+    }
+  }
+  return workload;
+}
+
+}  // namespace chunkmeta::harness

@@ -1,0 +1,82 @@
+// The property suite as a library: the gtest runner, the mutant catalogue test
+// and the CLI (`chunkmeta verify`) all run these same properties.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chunkmeta/harness/report.hpp"
+
+namespace chunkmeta::properties {
+
+enum class Scope {
+  implementation,  // run against the implementation under test
+  library,         // checks the library's validate(); run once, not per implementation
+};
+
+struct Property {
+  std::string name;      // a behaviour sentence in CamelCase, used as the test name
+  std::string sentence;  // the same, for people
+  Scope scope = Scope::implementation;
+  // Runs one generated case inside RapidCheck; fails through fail_with().
+  std::function<void(const harness::Implementation&)> run_case;
+};
+
+const std::vector<Property>& all_properties();
+const Property* find_property(const std::string& name);
+
+struct SuiteOptions {
+  int cases = 0;            // per property, exactly; 0: RC_PARAMS max_success, else default_cases * case_scale()
+  int default_cases = 1000;
+  std::optional<std::uint64_t> seed;  // else RC_PARAMS seed, else random
+  bool write_reports = true;
+  std::filesystem::path report_dir;   // empty: harness::default_report_dir()
+  std::string rerun_command;          // how to rerun one property; {property} {implementation} are replaced
+  std::vector<std::string> only;      // run only these properties (empty: all)
+  bool include_library = true;        // also run the Scope::library properties
+  bool stop_at_first_failure = false; // the mutant catalogue needs only the first counterexample
+};
+
+// Scale for every default case count: CHUNKMETA_CASE_SCALE (a soak run sets 100).
+double case_scale();
+
+struct PropertyResult {
+  std::string property;
+  std::string implementation;
+  bool passed = false;
+  int cases = 0;        // successful cases run
+  int shrinks = 0;      // accepted shrink steps (failures only)
+  std::uint64_t seed = 0;
+  std::string message;  // RapidCheck's text for gave-up / internal errors
+  std::map<std::string, int> edge_classes;  // class -> cases that hit it
+  std::optional<harness::Counterexample> counterexample;
+  std::optional<harness::WrittenFiles> files;
+};
+
+PropertyResult run_property(const Property& property, const harness::Implementation& implementation,
+                            const SuiteOptions& options);
+
+struct SuiteResult {
+  std::vector<PropertyResult> properties;
+  bool passed() const;
+  int cases() const;
+};
+
+// Runs the selected properties in order.
+SuiteResult run_suite(const harness::Implementation& implementation, const SuiteOptions& options);
+
+// Text summary: properties, cases, edge classes seen, failures with report paths.
+std::string summarize(const std::vector<SuiteResult>& results);
+
+// For property bodies: record the counterexample, then fail the case.
+[[noreturn]] void fail_with(harness::Counterexample counterexample);
+
+// For property bodies: tag the case with the workload's edge classes.
+void tag_edge_classes(const Workload& workload);
+
+}  // namespace chunkmeta::properties

@@ -1,0 +1,21 @@
+// Deliberately wrong implementations: plausible slips in an optimized rewrite.
+// Test-only code, never linked into the library. The mutant test proves the
+// property suite catches each one with a small counterexample.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "chunkmeta/harness/oracle.hpp"
+
+namespace chunkmeta::mutants {
+
+struct Mutant {
+  harness::Implementation implementation;  // name: the slip
+  std::string slip;                        // what the rewrite got wrong, for people
+  std::size_t fewest_failing_rows = 1;     // rows of the smallest workload that can fail
+};
+
+const std::vector<Mutant>& catalogue();
+
+}  // namespace chunkmeta::mutants

@@ -1,0 +1,461 @@
+#include "chunkmeta/properties/suite.hpp"
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <random>
+#include <sstream>
+
+#include "chunkmeta/properties/generators.hpp"
+#include "chunkmeta/properties/relations.hpp"
+
+namespace chunkmeta::properties {
+namespace {
+
+namespace gen = rc::gen;
+using harness::Counterexample;
+using harness::Finding;
+using harness::FindingKind;
+using harness::Implementation;
+using harness::Outcome;
+
+// The counterexample recorded by the latest failing case of the running
+// property. RapidCheck runs the shrunk minimum last among failing cases, so
+// after a failure this holds the minimal one; only it is ever written out.
+thread_local std::optional<Counterexample> latest_failure;
+thread_local const Property* running_property = nullptr;
+
+Counterexample counterexample(const Implementation& impl, const Workload& w, Finding finding) {
+  Counterexample cx;
+  cx.implementation = impl.name;
+  cx.property = running_property != nullptr ? running_property->name : "";
+  cx.workload = w;
+  cx.finding = std::move(finding);
+  return cx;
+}
+
+// --- Dependent generators for the metamorphic relations (built with mapcat). ---
+
+struct SplitCase {
+  Workload workload;
+  std::size_t split = 0;
+};
+void showValue(const SplitCase& c, std::ostream& os) {
+  showValue(c.workload, os);
+  os << " split before row " << c.split;
+}
+
+struct ShiftCase {
+  Workload workload;
+  std::int64_t delta = 0;
+};
+void showValue(const ShiftCase& c, std::ostream& os) {
+  showValue(c.workload, os);
+  os << " query_start_loc shifted by " << c.delta;
+}
+
+struct MultiplesCase {
+  Workload workload;
+  std::vector<std::int64_t> multiples;
+};
+void showValue(const MultiplesCase& c, std::ostream& os) {
+  showValue(c.workload, os);
+  os << " computed tokens plus chunk_size times";
+  for (auto m : c.multiples) os << ' ' << m;
+}
+
+rc::Gen<std::int64_t> inclusive(std::int64_t lo, std::int64_t hi) {
+  return hi <= lo ? gen::just(lo) : gen::inRange<std::int64_t>(lo, hi + 1);
+}
+
+const rc::Gen<Workload>& valid() {
+  static const rc::Gen<Workload> g = valid_workloads();
+  return g;
+}
+
+rc::Gen<SplitCase> split_cases() {
+  return gen::mapcat(valid(), [](const Workload& w) {
+    const auto rows = static_cast<std::int64_t>(w.num_computed_tokens.size());
+    return gen::map(inclusive(0, rows), [w](std::int64_t split) { return SplitCase{w, static_cast<std::size_t>(split)}; });
+  });
+}
+
+rc::Gen<ShiftCase> shift_cases() {
+  return gen::mapcat(valid(), [](const Workload& w) {
+    const std::int64_t down = -w.query_start_loc.front();
+    const std::int64_t up = kMaxValue - w.query_start_loc.back();
+    auto delta = gen::weightedOneOf<std::int64_t>({{6, inclusive(down, up)}, {2, gen::just(down)}, {2, gen::just(up)}});
+    return gen::map(delta, [w](std::int64_t d) { return ShiftCase{w, d}; });
+  });
+}
+
+rc::Gen<MultiplesCase> multiples_cases() {
+  return gen::mapcat(valid(), [](const Workload& w) {
+    const std::size_t rows = w.num_computed_tokens.size();
+    auto salts = gen::container<std::vector<std::int64_t>>(rows, inclusive(0, std::int64_t{1} << 62));
+    return gen::map(salts, [w](const std::vector<std::int64_t>& salt) {
+      MultiplesCase c{w, {}};
+      for (std::size_t i = 0; i < salt.size(); ++i) {
+        const std::int64_t computed = w.num_computed_tokens[i];
+        const std::int64_t tokens = w.query_start_loc[i + 1] - w.query_start_loc[i];
+        const std::int64_t lo = -(computed / w.chunk_size);
+        const std::int64_t hi = (kMaxValue - computed - tokens) / w.chunk_size;
+        c.multiples.push_back(lo + salt[i] % (hi - lo + 1));
+      }
+      return c;
+    });
+  });
+}
+
+// --- Property bodies. ---
+
+void matches_reference(const Implementation& impl) {
+  const Workload w = *valid();
+  tag_edge_classes(w);
+  if (auto finding = harness::check_implementation(impl, w)) fail_with(counterexample(impl, w, std::move(*finding)));
+}
+
+void satisfies_invariants(const Implementation& impl) {
+  const Workload w = *valid();
+  tag_edge_classes(w);
+  const Outcome actual = impl.compute(w);
+  if (!actual.ok()) {
+    fail_with(counterexample(impl, w, Finding{FindingKind::unexpected_error, "refused a valid workload",
+                                              std::nullopt, actual, std::nullopt, std::nullopt}));
+  }
+  if (auto violation = harness::check_invariants(w, actual.value())) {
+    fail_with(counterexample(impl, w, Finding{FindingKind::invariant_violated, "output breaks a SPEC invariant",
+                                              std::nullopt, actual, std::nullopt, std::move(violation)}));
+  }
+}
+
+// Fails when `whole` differs from `predicted`, naming the related workloads.
+void expect_relation(const Implementation& impl, const Workload& w, const std::string& relation,
+                     const std::vector<harness::RelatedWorkload>& related, const Outcome& predicted,
+                     const Outcome& whole) {
+  for (const auto& r : related) {
+    if (r.actual && !r.actual->ok()) {
+      Counterexample cx = counterexample(impl, r.workload, Finding{FindingKind::unexpected_error,
+                                                                   "refused a valid workload (" + r.role + ")",
+                                                                   std::nullopt, *r.actual, std::nullopt, std::nullopt});
+      cx.related = related;
+      fail_with(std::move(cx));
+    }
+  }
+  if (auto finding = harness::compare_outcomes(predicted, whole)) {
+    finding->kind = FindingKind::relation_broken;
+    finding->summary = relation;
+    Counterexample cx = counterexample(impl, w, std::move(*finding));
+    cx.related = related;
+    fail_with(std::move(cx));
+  }
+}
+
+void split_and_join(const Implementation& impl) {
+  const SplitCase c = *split_cases();
+  tag_edge_classes(c.workload);
+  const auto [left, right] = split_batch(c.workload, c.split);
+  const Outcome whole = impl.compute(c.workload);
+  const Outcome left_out = impl.compute(left);
+  const Outcome right_out = impl.compute(right);
+  std::vector<harness::RelatedWorkload> related = {{"left part (rows before " + std::to_string(c.split) + ")", left, left_out},
+                                                   {"right part", right, right_out}};
+  if (!whole.ok() || !left_out.ok() || !right_out.ok()) {
+    related.insert(related.begin(), {"whole batch", c.workload, whole});
+    expect_relation(impl, c.workload, "", related, whole, whole);
+    return;
+  }
+  const std::int64_t shift = c.workload.query_start_loc[c.split] - c.workload.query_start_loc[0];
+  const Outcome predicted = join_results(left_out.value(), right_out.value(), shift, static_cast<std::int64_t>(c.split));
+  expect_relation(impl, c.workload,
+                  "the whole batch's output differs from its two parts' outputs joined (split before row " +
+                      std::to_string(c.split) + ")",
+                  related, predicted, whole);
+}
+
+void shift_invariance(const Implementation& impl) {
+  const ShiftCase c = *shift_cases();
+  tag_edge_classes(c.workload);
+  const Workload shifted = shift_query_start_loc(c.workload, c.delta);
+  const Outcome original = impl.compute(c.workload);
+  const Outcome moved = impl.compute(shifted);
+  expect_relation(impl, c.workload,
+                  "shifting every query_start_loc entry by " + std::to_string(c.delta) + " changed the output",
+                  {{"shifted by " + std::to_string(c.delta), shifted, moved}, {"original", c.workload, original}},
+                  original, moved);
+}
+
+void chunk_multiples_invariance(const Implementation& impl) {
+  const MultiplesCase c = *multiples_cases();
+  tag_edge_classes(c.workload);
+  const Workload moved = add_chunk_multiples(c.workload, c.multiples);
+  const Outcome original = impl.compute(c.workload);
+  const Outcome after = impl.compute(moved);
+  expect_relation(impl, c.workload, "adding multiples of chunk_size to computed tokens changed the output",
+                  {{"computed tokens moved by multiples of chunk_size", moved, after}, {"original", c.workload, original}},
+                  original, after);
+}
+
+void rejects_invalid_like_reference(const Implementation& impl) {
+  const InvalidWorkload invalid = *invalid_workloads();
+  RC_TAG(invalid.rule);
+  if (auto finding = harness::check_implementation(impl, invalid.workload))
+    fail_with(counterexample(impl, invalid.workload, std::move(*finding)));
+}
+
+void validate_names_rule(const Implementation& impl) {
+  const InvalidWorkload invalid = *invalid_workloads();
+  RC_TAG(invalid.rule);
+  const auto error = validate(invalid.workload);
+  if (!error || !error->same_rule(invalid.expected)) {
+    Finding finding{error ? FindingKind::wrong_error : FindingKind::accepted_invalid,
+                    "validate() does not name the broken rule " + invalid.rule, Outcome(invalid.expected),
+                    error ? std::optional<Outcome>(*error) : std::nullopt, std::nullopt, std::nullopt};
+    fail_with(counterexample(impl, invalid.workload, std::move(finding)));
+  }
+}
+
+void validate_accepts_valid(const Implementation& impl) {
+  const Workload w = *valid();
+  tag_edge_classes(w);
+  if (auto error = validate(w)) {
+    fail_with(counterexample(impl, w, Finding{FindingKind::unexpected_error, "validate() refused a valid workload",
+                                              std::nullopt, Outcome(*error), std::nullopt, std::nullopt}));
+  }
+}
+
+void validate_applies_cap(const Implementation& impl) {
+  const Workload w = *valid();
+  tag_edge_classes(w);
+  const auto sizes = output_sizes(view_of(w));
+  const std::int64_t chunks = sizes.ok() ? sizes.value().num_chunks() : -1;
+  const auto at_cap = validate(w, Limits{chunks});
+  const auto below_cap = validate(w, Limits{chunks - 1});
+  const bool refused_right = below_cap && below_cap->code == ErrorCode::output_too_large && below_cap->value == chunks;
+  if (!sizes.ok() || at_cap || (chunks >= 1 && !refused_right)) {
+    std::ostringstream why;
+    why << "with " << chunks << " chunks: cap " << chunks << " gives "
+        << (at_cap ? to_string(at_cap->code) : std::string_view("acceptance")) << ", cap " << chunks - 1 << " gives "
+        << (below_cap ? to_string(below_cap->code) : std::string_view("acceptance"));
+    fail_with(counterexample(impl, w, Finding{FindingKind::wrong_error, why.str(), std::nullopt, std::nullopt,
+                                              std::nullopt, std::nullopt}));
+  }
+}
+
+std::vector<Property> make_properties() {
+  using S = Scope;
+  return {
+      {"MatchesReferenceOnEveryValidWorkload", "matches the reference, element for element, on every valid workload",
+       S::implementation, matches_reference},
+      {"SatisfiesSpecInvariants", "satisfies the SPEC's seven invariants", S::implementation, satisfies_invariants},
+      {"GivesTheSameResultWhenTheBatchIsSplitAndJoined",
+       "gives the same result when the batch is split in two and the halves' results joined", S::implementation,
+       split_and_join},
+      {"IgnoresAShiftOfQueryStartLoc", "gives the same result when every query_start_loc entry is shifted",
+       S::implementation, shift_invariance},
+      {"IgnoresMultiplesOfChunkSizeInComputedTokens",
+       "gives the same result when multiples of chunk_size are added to computed tokens", S::implementation,
+       chunk_multiples_invariance},
+      {"RejectsInvalidWorkloadsLikeTheReference",
+       "rejects every invalid workload with the reference's code, field and index", S::implementation,
+       rejects_invalid_like_reference},
+      {"ValidateNamesTheBrokenRule", "validate() names the code, field and index of the broken rule", S::library,
+       validate_names_rule},
+      {"ValidateAcceptsEveryValidWorkload", "validate() accepts every valid workload", S::library,
+       validate_accepts_valid},
+      {"ValidateRefusesOutputAboveTheCap", "validate() refuses exactly the workloads above the chunk cap",
+       S::library, validate_applies_cap},
+  };
+}
+
+// Tallies edge classes of generated (not shrunk) cases, and accepted shrinks.
+class Tally : public rc::detail::TestListener {
+ public:
+  std::map<std::string, int> classes;
+  int shrinks = 0;
+  void onTestCaseFinished(const rc::detail::CaseDescription& description) override {
+    if (description.result.type != rc::detail::CaseResult::Type::Success) return;
+    for (const auto& tag : description.tags) {
+      // RapidCheck shows string tags quoted.
+      const bool quoted = tag.size() >= 2 && tag.front() == '"' && tag.back() == '"';
+      ++classes[quoted ? tag.substr(1, tag.size() - 2) : tag];
+    }
+  }
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override { shrinks += accepted ? 1 : 0; }
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+bool rc_params_mention(const char* key) {
+  const char* params = std::getenv("RC_PARAMS");
+  return params != nullptr && std::string(params).find(key) != std::string::npos;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+const std::vector<Property>& all_properties() {
+  static const std::vector<Property> properties = make_properties();
+  return properties;
+}
+
+const Property* find_property(const std::string& name) {
+  for (const auto& p : all_properties()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+double case_scale() {
+  const char* scale = std::getenv("CHUNKMETA_CASE_SCALE");
+  if (scale == nullptr || *scale == '\0') return 1.0;
+  const double value = std::strtod(scale, nullptr);
+  return value > 0 ? value : 1.0;
+}
+
+void fail_with(Counterexample cx) {
+  const std::string text = harness::render(cx);
+  latest_failure = std::move(cx);
+  RC_FAIL(text);
+  std::abort();  // unreachable: RC_FAIL throws
+}
+
+void tag_edge_classes(const Workload& workload) {
+  for (const auto& cls : edge_classes(workload)) RC_TAG(cls);
+}
+
+PropertyResult run_property(const Property& property, const Implementation& impl, const SuiteOptions& options) {
+  const auto& config = rc::detail::configuration();
+  rc::detail::TestParams params = config.testParams;
+  if (options.cases > 0) {
+    params.maxSuccess = options.cases;
+  } else if (!rc_params_mention("max_success")) {
+    params.maxSuccess = std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
+  }
+  if (options.seed) params.seed = *options.seed;
+
+  rc::detail::TestMetadata metadata;
+  metadata.id = impl.name + "/" + property.name;
+  metadata.description = property.sentence;
+
+  latest_failure.reset();
+  running_property = &property;
+  Tally tally;
+  const auto outcome = rc::detail::checkProperty(
+      rc::detail::toProperty([&property, &impl] { property.run_case(impl); }), metadata, params, tally,
+      config.reproduce);
+  running_property = nullptr;
+
+  PropertyResult result;
+  result.property = property.name;
+  result.implementation = impl.name;
+  result.seed = params.seed;
+  result.edge_classes = std::move(tally.classes);
+  result.shrinks = tally.shrinks;
+  if (outcome.is<rc::detail::SuccessResult>()) {
+    result.passed = true;
+    result.cases = outcome.get<rc::detail::SuccessResult>().numSuccess;
+    return result;
+  }
+  std::ostringstream message;
+  rc::detail::printResultMessage(outcome, message);
+  result.message = message.str();
+  if (!outcome.is<rc::detail::FailureResult>()) return result;  // gave up, or an error inside RapidCheck
+  const auto* failure = &outcome.get<rc::detail::FailureResult>();
+
+  result.cases = failure->numSuccess;
+  rc::detail::Configuration reproduce_config;
+  reproduce_config.reproduce[metadata.id] = failure->reproduce;
+  const std::string reproduce = rc::detail::configToMinimalString(reproduce_config);
+
+  Counterexample cx;
+  if (latest_failure) {
+    cx = std::move(*latest_failure);
+  } else {
+    // The implementation threw or crashed the case some other way: keep RapidCheck's words.
+    cx.implementation = impl.name;
+    cx.property = property.name;
+    cx.finding = Finding{FindingKind::unexpected_error, failure->description, std::nullopt, std::nullopt,
+                         std::nullopt, std::nullopt};
+  }
+  cx.seed = params.seed;
+  cx.reproduce = reproduce;
+  cx.cases_before_failure = failure->numSuccess;
+  if (!options.rerun_command.empty()) {
+    cx.rerun_command = "RC_PARAMS=\"" + reproduce + "\" " +
+                       replace_all(replace_all(options.rerun_command, "{property}", property.name),
+                                   "{implementation}", impl.name);
+  }
+  if (options.write_reports) {
+    std::string error;
+    const auto dir = options.report_dir.empty() ? harness::default_report_dir() : options.report_dir;
+    result.files = harness::write_counterexample(cx, dir, &error);
+    if (!result.files) result.message += "\n(could not write the report: " + error + ")";
+  }
+  result.counterexample = std::move(cx);
+  return result;
+}
+
+bool SuiteResult::passed() const {
+  for (const auto& p : properties) {
+    if (!p.passed) return false;
+  }
+  return true;
+}
+
+int SuiteResult::cases() const {
+  int total = 0;
+  for (const auto& p : properties) total += p.cases;
+  return total;
+}
+
+SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
+  SuiteResult suite;
+  for (const auto& property : all_properties()) {
+    if (property.scope == Scope::library && !options.include_library) continue;
+    if (!options.only.empty() && std::find(options.only.begin(), options.only.end(), property.name) == options.only.end())
+      continue;
+    suite.properties.push_back(run_property(property, impl, options));
+    if (options.stop_at_first_failure && !suite.properties.back().passed) break;
+  }
+  return suite;
+}
+
+std::string summarize(const std::vector<SuiteResult>& results) {
+  std::ostringstream os;
+  int properties = 0;
+  int cases = 0;
+  int failures = 0;
+  std::map<std::string, int> classes;
+  for (const auto& suite : results) {
+    for (const auto& p : suite.properties) {
+      ++properties;
+      cases += p.cases;
+      os << (p.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(16) << p.implementation << std::setw(50)
+         << p.property << std::right << std::setw(8) << p.cases << " cases\n";
+      for (const auto& [name, count] : p.edge_classes) classes[name] += count;
+      if (p.passed) continue;
+      ++failures;
+      if (p.counterexample) {
+        os << harness::render(*p.counterexample, p.files);
+      }
+      if (!p.message.empty() && !p.counterexample) os << p.message << "\n";
+    }
+  }
+  os << "Edge classes seen (cases):\n";
+  for (const auto& name : all_edge_classes()) os << "  " << std::setw(8) << classes[name] << "  " << name << "\n";
+  for (const auto& name : all_invalid_rules()) {
+    if (classes.count(name)) os << "  " << std::setw(8) << classes[name] << "  invalid: " << name << "\n";
+  }
+  os << "Summary: " << properties << " properties, " << cases << " cases, " << failures << " failed\n";
+  return os.str();
+}
+
+}  // namespace chunkmeta::properties

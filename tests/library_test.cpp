@@ -1,0 +1,166 @@
+// Unit tests of the library's contract: the SPEC's example, the empty batch,
+// every validation code with its field and index, and the buffer entry point.
+#include <gtest/gtest.h>
+
+#include "chunkmeta/chunkmeta.hpp"
+
+namespace chunkmeta {
+namespace {
+
+Workload spec_example() { return {64, {0, 70, 128, 1}, {0, 130, 230, 294, 296}}; }
+
+ChunkMetadata spec_example_result() {
+  return {{0, 64, 128, 130, 188, 230, 294, 296}, {0, 0, 0, 1, 1, 2, 3}, {2, 4, 5, 6}};
+}
+
+TEST(Reference, ReproducesTheSpecExample) {
+  auto result = reference(spec_example());
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result.value(), spec_example_result());
+}
+
+TEST(Fast, ReproducesTheSpecExample) {
+  auto result = fast(spec_example());
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result.value(), spec_example_result());
+}
+
+TEST(Fast, ReadsEngineInt32ArraysInPlace) {
+  const std::vector<std::int32_t> computed = {0, 70, 128, 1};
+  const std::vector<std::int32_t> starts = {0, 130, 230, 294, 296};
+  auto result = fast(WorkloadView32{64, computed, starts});
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result.value(), spec_example_result());
+}
+
+TEST(Fast, WritesCallerBuffersOfExactlyTheAnnouncedSize) {
+  const Workload w = spec_example();
+  auto sizes = output_sizes(view_of(w));
+  ASSERT_TRUE(sizes.ok());
+  EXPECT_EQ(sizes.value(), (OutputSizes{8, 7, 4}));
+  std::vector<std::int32_t> cu(8), seq(7), last(4);
+  auto written = fast_into(view_of(w), {cu, seq, last});
+  ASSERT_TRUE(written.ok()) << written.error();
+  EXPECT_EQ(written.value(), sizes.value());
+  EXPECT_EQ((ChunkMetadata{cu, seq, last}), spec_example_result());
+}
+
+TEST(Fast, NamesTheBufferThatIsTooShort) {
+  const Workload w = spec_example();
+  std::vector<std::int32_t> cu(8), seq(6), last(4);
+  auto written = fast_into(view_of(w), {cu, seq, last});
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.error().code, ErrorCode::output_buffer_too_small);
+  EXPECT_EQ(written.error().field, "seq_idx");
+  EXPECT_EQ(written.error().value, 6);
+  EXPECT_EQ(written.error().bound, 7);
+  EXPECT_EQ(kind_of(written.error().code), ErrorKind::resource_limit);
+}
+
+TEST(EveryImplementation, GivesOneZeroEntryForAnEmptyBatch) {
+  const Workload empty{256, {}, {0}};
+  for (auto result : {reference(empty), fast(empty)}) {
+    ASSERT_TRUE(result.ok()) << result.error();
+    EXPECT_EQ(result.value(), (ChunkMetadata{{0}, {}, {}}));
+  }
+}
+
+TEST(EveryImplementation, EmitsTheEmptyRealigningChunkForAZeroTokenUnalignedRow) {
+  // Row 0: computed 5 (unaligned), no new tokens -> one empty chunk. Row 1: aligned, no tokens -> no chunk.
+  const Workload w{8, {5, 8}, {0, 0, 0}};
+  const ChunkMetadata expected{{0, 0}, {0}, {0, 0}};
+  EXPECT_EQ(reference(w).value(), expected);
+  EXPECT_EQ(fast(w).value(), expected);
+}
+
+TEST(EveryImplementation, PointsARowWithoutChunksAtThePreviousChunkOrMinusOne) {
+  const Workload w{4, {0, 0, 0}, {0, 0, 4, 4}};
+  const ChunkMetadata expected{{0, 4}, {1}, {-1, 0, 0}};
+  EXPECT_EQ(reference(w).value(), expected);
+  EXPECT_EQ(fast(w).value(), expected);
+}
+
+TEST(EveryImplementation, HandlesValuesAtTwoToTheThirtyOneMinusOne) {
+  // computed + new tokens == 2^31-1 exactly, with a chunk size that is not a power of two.
+  const std::int64_t top = kMaxValue;
+  const Workload w{1056, {top - 3000}, {top - 3000, top}};
+  auto expected = reference(w);
+  ASSERT_TRUE(expected.ok()) << expected.error();
+  EXPECT_EQ(fast(w).value(), expected.value());
+  EXPECT_EQ(expected.value().cu_chunk_seqlen.back(), 3000);
+}
+
+struct ValidationCase {
+  std::string name;
+  Workload workload;
+  ErrorCode code;
+  std::string_view field;
+  std::int64_t index;
+};
+
+class Validation : public testing::TestWithParam<ValidationCase> {};
+
+TEST_P(Validation, NamesCodeFieldAndIndex) {
+  const auto& c = GetParam();
+  auto error = validate(c.workload);
+  ASSERT_TRUE(error.has_value()) << "accepted " << c.workload;
+  EXPECT_EQ(error->code, c.code) << *error;
+  EXPECT_EQ(error->field, c.field) << *error;
+  EXPECT_EQ(error->index, c.index) << *error;
+  EXPECT_FALSE(error->message().empty());
+  EXPECT_EQ(kind_of(error->code), ErrorKind::invalid_input);
+  // Every implementation refuses the same way, and never computes.
+  EXPECT_FALSE(reference(c.workload).ok());
+  EXPECT_FALSE(fast(c.workload).ok());
+  EXPECT_EQ(fast(c.workload).error(), *error);
+}
+
+const std::int64_t kTop = kMaxValue;
+INSTANTIATE_TEST_SUITE_P(
+    EveryRule, Validation,
+    testing::Values(
+        ValidationCase{"ChunkSizeZero", {0, {0}, {0, 1}}, ErrorCode::chunk_size_not_positive, "chunk_size", -1},
+        ValidationCase{"ChunkSizeNegative", {-64, {0}, {0, 1}}, ErrorCode::chunk_size_not_positive, "chunk_size", -1},
+        ValidationCase{"ChunkSizeTooLarge", {kTop + 1, {0}, {0, 1}}, ErrorCode::value_too_large, "chunk_size", -1},
+        ValidationCase{"QueryStartLocEmpty", {8, {}, {}}, ErrorCode::length_mismatch, "query_start_loc", 0},
+        ValidationCase{"QueryStartLocShort", {8, {0, 0}, {0, 1}}, ErrorCode::length_mismatch, "query_start_loc", 2},
+        ValidationCase{"QueryStartLocLong", {8, {0}, {0, 1, 2}}, ErrorCode::length_mismatch, "query_start_loc", 2},
+        ValidationCase{"ComputedNegative", {8, {0, -1}, {0, 1, 2}}, ErrorCode::negative_value, "num_computed_tokens", 1},
+        ValidationCase{"ComputedTooLarge", {8, {kTop + 1, 0}, {0, 1, 2}}, ErrorCode::value_too_large, "num_computed_tokens", 0},
+        ValidationCase{"QueryStartLocNegative", {8, {0, 0}, {0, -3, 2}}, ErrorCode::negative_value, "query_start_loc", 1},
+        ValidationCase{"QueryStartLocTooLarge", {8, {0, 0}, {0, 1, kTop + 1}}, ErrorCode::value_too_large, "query_start_loc", 2},
+        ValidationCase{"QueryStartLocDecreasing", {8, {0, 0}, {0, 5, 4}}, ErrorCode::query_start_loc_decreasing, "query_start_loc", 2},
+        ValidationCase{"SequenceTooLong", {8, {0, kTop}, {0, 1, 2}}, ErrorCode::sequence_too_long, "num_computed_tokens", 1}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(Validation, RefusesOutputAboveTheCapAsAResourceLimit) {
+  const Workload w{1, {0}, {0, 1000}};  // 1000 chunks
+  EXPECT_FALSE(validate(w, Limits{1000}).has_value());
+  auto error = validate(w, Limits{999});
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code, ErrorCode::output_too_large);
+  EXPECT_EQ(error->value, 1000);
+  EXPECT_EQ(kind_of(error->code), ErrorKind::resource_limit);
+  EXPECT_EQ(fast(w, Limits{999}).error(), *error);
+  EXPECT_EQ(reference(w, Limits{999}).error(), *error);
+}
+
+TEST(Validation, RefusesTwoToTheThirtyOneChunksWithTheDefaultCapWithoutAllocating) {
+  const Workload w{1, {0}, {0, kTop}};
+  auto error = validate(w);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code, ErrorCode::output_too_large);
+  EXPECT_EQ(error->value, kTop);
+  EXPECT_EQ(fast(w).error(), *error);
+}
+
+TEST(Errors, HaveStableNamesThatRoundTrip) {
+  for (int raw = 0; raw <= static_cast<int>(ErrorCode::output_buffer_too_small); ++raw) {
+    const auto code = static_cast<ErrorCode>(raw);
+    EXPECT_EQ(parse_error_code(to_string(code)), code);
+  }
+  EXPECT_EQ(parse_error_code("no_such_code"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace chunkmeta
