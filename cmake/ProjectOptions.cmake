@@ -1,3 +1,5 @@
+include(GNUInstallDirs)
+
 # Build settings shared by every chunkmeta target, as an interface target
 # (no global flag edits). Link it PRIVATE; it never reaches consumers.
 add_library(chunkmeta_project_options INTERFACE)

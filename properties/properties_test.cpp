@@ -32,8 +32,8 @@ std::string camel(const std::string& name) {
 // most; the other entry points share their code paths past the adapter.
 int default_cases(const std::string& implementation, const properties::Property& property) {
   if (property.scope == properties::Scope::library) return 10000;
-  if (implementation == "fast" || implementation == "reference") return 6000;
-  return 2500;
+  if (implementation == "fast" || implementation == "reference") return 10000;
+  return 4000;
 }
 
 class PropertyTest : public testing::Test {

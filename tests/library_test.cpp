@@ -96,6 +96,7 @@ struct ValidationCase {
   ErrorCode code;
   std::string_view field;
   std::int64_t index;
+  friend void PrintTo(const ValidationCase& c, std::ostream* os) { *os << c.name; }
 };
 
 class Validation : public testing::TestWithParam<ValidationCase> {};
@@ -160,6 +161,34 @@ TEST(Errors, HaveStableNamesThatRoundTrip) {
     EXPECT_EQ(parse_error_code(to_string(code)), code);
   }
   EXPECT_EQ(parse_error_code("no_such_code"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace chunkmeta
+
+// The division-free quotient and remainder behind fast and validation.
+#include <random>
+
+#include "row_math.hpp"
+
+namespace chunkmeta {
+namespace {
+
+TEST(Divisor, MatchesHardwareDivisionOnEdgeAndRandomOperands) {
+  std::vector<std::uint32_t> divisors = {1, 2, 3, 7, 64, 255, 256, 257, 528, 1056, 2048, 65535, 65536, 65537,
+                                         (1u << 30) - 1, 1u << 30, (1u << 31) - 2, (1u << 31) - 1};
+  std::vector<std::uint32_t> numerators = {0, 1, 2, 3, 255, 256, 257, 65535, 65536, (1u << 31) - 2, (1u << 31) - 1,
+                                           1u << 31, 0xFFFFFFFEu, 0xFFFFFFFDu};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) divisors.push_back(1 + rng() % 0x7FFFFFFFu);
+  for (int i = 0; i < 2000; ++i) numerators.push_back(static_cast<std::uint32_t>(rng()));
+  for (auto d : divisors) {
+    const detail::Divisor divisor(d);
+    for (auto n : numerators) {
+      ASSERT_EQ(divisor.quotient(n), n / d) << n << " / " << d;
+      ASSERT_EQ(divisor.remainder(n), n % d) << n << " % " << d;
+    }
+  }
 }
 
 }  // namespace

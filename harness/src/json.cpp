@@ -1,6 +1,7 @@
 #include "chunkmeta/harness/json.hpp"
 
 #include <array>
+#include <cmath>
 #include <limits>
 
 namespace chunkmeta::harness {
@@ -28,7 +29,9 @@ InputError input_error(std::string code, std::string field, std::int64_t index, 
 
 std::string type_name(const Json& v) {
   if (v.is_number_float()) return "a non-integer number " + v.dump();
-  return std::string("a ") + v.type_name();
+  if (v.is_null()) return "null";
+  const std::string name = v.type_name();
+  return (name[0] == 'a' || name[0] == 'o' ? "an " : "a ") + name;
 }
 
 // JSON integers are read as int64; larger integers and non-integers are refused here,
@@ -42,6 +45,14 @@ std::variant<std::int64_t, InputError> read_integer(const Json& v, std::string_v
     return static_cast<std::int64_t>(u);
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    // An integer literal beyond 64 bits arrives as a double: it is an integer out of range.
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) >= 9223372036854775808.0) {
+      if (d > 0) return input_error("value_too_large", std::string(field), index, where + " is " + v.dump() + "; values must be at most 2^31-1");
+      return input_error("negative_value", std::string(field), index, where + " is " + v.dump() + "; values must be at least 0");
+    }
+  }
   return input_error("wrong_type", std::string(field), index, where + " must be an integer, not " + type_name(v));
 }
 
@@ -84,6 +95,8 @@ Json error_json(const Error& error) {
 }
 
 Json error_json(const InputError& error) { return error_object(error.code, error.field, error.index, error.message); }
+
+std::string dump_line(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::variant<Workload, InputError> parse_workload(const Json& value) {
   if (!value.is_object())

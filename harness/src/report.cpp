@@ -153,7 +153,7 @@ std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const
   }
   const auto write = [&](const std::filesystem::path& path, const Json& content) {
     std::ofstream out(path);
-    out << content.dump(2) << "\n";
+    out << content.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     if (!out && error) *error = "cannot write " + path.string();
     return static_cast<bool>(out);
   };

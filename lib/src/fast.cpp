@@ -9,15 +9,20 @@
 namespace chunkmeta {
 namespace {
 
-// Fills outputs already known to be large enough for `workload`, which has
-// passed validation. Positions are 32-bit: every one is <= q[B]-q[0] <= 2^31-1.
+// Rows with at most this many body chunks are written with fixed-length,
+// branch-free stores while the output has room for them; the entries past the
+// row's own are scratch that the following rows overwrite.
+constexpr std::uint32_t kBlock = 8;
+
+// Fills outputs of exactly `chunks` chunks for `workload`, which has passed
+// validation. Positions are 32-bit: every one is <= q[B]-q[0] <= 2^31-1.
 template <typename Int>
-void fill(const BasicWorkloadView<Int>& workload, std::int32_t* cu, std::int32_t* seq,
+void fill(const BasicWorkloadView<Int>& workload, std::int64_t chunks, std::int32_t* cu, std::int32_t* seq,
           std::int32_t* last) noexcept {
-  const auto chunk = static_cast<std::uint32_t>(workload.chunk_size);
+  const detail::Divisor chunk(static_cast<std::uint32_t>(workload.chunk_size));
   const std::size_t rows = workload.num_computed_tokens.size();
   const Int* starts = workload.query_start_loc.data();
-  std::int32_t* const first_cu = cu;
+  std::int64_t k = 0;  // chunks written: chunk k starts at cu[k] and belongs to row seq[k]
   std::uint32_t pos = 0;
   for (std::size_t i = 0; i < rows; ++i) {
     const auto new_tokens = static_cast<std::uint32_t>(starts[i + 1] - starts[i]);
@@ -25,18 +30,27 @@ void fill(const BasicWorkloadView<Int>& workload, std::int32_t* cu, std::int32_t
     const detail::RowCut cut =
         detail::cut_row(static_cast<std::uint32_t>(workload.num_computed_tokens[i]), new_tokens, chunk);
     // The head (if any) starts at pos; body chunk j starts at pos + head + j*C.
-    *cu = static_cast<std::int32_t>(pos);
-    cu += cut.has_head;
     const std::uint32_t body_start = pos + cut.head_length;
-    for (std::uint32_t j = 0; j < cut.body_chunks; ++j) {
-      cu[j] = static_cast<std::int32_t>(body_start + j * chunk);
+    if (cut.body_chunks <= kBlock && k + 1 + kBlock <= chunks) {
+      cu[k] = static_cast<std::int32_t>(pos);
+      seq[k] = row;
+      k += cut.has_head;
+      for (std::uint32_t j = 0; j < kBlock; ++j) cu[k + j] = static_cast<std::int32_t>(body_start + j * chunk.divisor());
+      for (std::uint32_t j = 0; j < kBlock; ++j) seq[k + j] = row;
+    } else {
+      if (cut.has_head != 0) {
+        cu[k] = static_cast<std::int32_t>(pos);
+        seq[k++] = row;
+      }
+      for (std::uint32_t j = 0; j < cut.body_chunks; ++j)
+        cu[k + j] = static_cast<std::int32_t>(body_start + j * chunk.divisor());
+      std::fill_n(seq + k, cut.body_chunks, row);
     }
-    cu += cut.body_chunks;
-    seq = std::fill_n(seq, cut.chunks(), row);
+    k += cut.body_chunks;
     pos += new_tokens;
-    last[i] = static_cast<std::int32_t>(cu - first_cu) - 1;
+    last[i] = static_cast<std::int32_t>(k - 1);
   }
-  *cu = static_cast<std::int32_t>(pos);
+  cu[k] = static_cast<std::int32_t>(pos);
 }
 
 template <typename Int>
@@ -47,7 +61,8 @@ Result<ChunkMetadata> fast_returning(const BasicWorkloadView<Int>& workload, con
   out.cu_chunk_seqlen.resize(static_cast<std::size_t>(sizes.value().cu_chunk_seqlen));
   out.seq_idx.resize(static_cast<std::size_t>(sizes.value().seq_idx));
   out.last_chunk_indices.resize(static_cast<std::size_t>(sizes.value().last_chunk_indices));
-  fill(workload, out.cu_chunk_seqlen.data(), out.seq_idx.data(), out.last_chunk_indices.data());
+  fill(workload, sizes.value().num_chunks(), out.cu_chunk_seqlen.data(), out.seq_idx.data(),
+       out.last_chunk_indices.data());
   return out;
 }
 
@@ -66,7 +81,7 @@ Result<OutputSizes> fast_buffers(const BasicWorkloadView<Int>& workload, const O
     return too_small("seq_idx", out.seq_idx.size(), need.seq_idx);
   if (static_cast<std::int64_t>(out.last_chunk_indices.size()) < need.last_chunk_indices)
     return too_small("last_chunk_indices", out.last_chunk_indices.size(), need.last_chunk_indices);
-  fill(workload, out.cu_chunk_seqlen.data(), out.seq_idx.data(), out.last_chunk_indices.data());
+  fill(workload, need.num_chunks(), out.cu_chunk_seqlen.data(), out.seq_idx.data(), out.last_chunk_indices.data());
   return sizes;
 }
 

@@ -3,6 +3,7 @@
 // property suite catches each one with a small counterexample.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,8 @@ struct Mutant {
 };
 
 const std::vector<Mutant>& catalogue();
+
+// GoogleTest names parameterised tests after this, not a byte dump.
+inline void PrintTo(const Mutant& mutant, std::ostream* os) { *os << mutant.implementation.name; }
 
 }  // namespace chunkmeta::mutants

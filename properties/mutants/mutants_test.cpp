@@ -31,7 +31,7 @@ TEST_P(Catalogue, IsCaughtWithASmallReplayableCounterexample) {
   options.default_cases = 10000;
   options.include_library = false;
   options.stop_at_first_failure = true;
-  options.report_dir = testing::TempDir() + "chunkmeta-mutant-reports";
+  options.report_dir = testing::TempDir() + "chunkmeta-mutant-reports/" + mutant.implementation.name;
   const auto suite = properties::run_suite(mutant.implementation, options);
 
   ASSERT_FALSE(suite.passed()) << mutant.implementation.name << " (" << mutant.slip << ") was not caught in "

@@ -2,6 +2,7 @@
 // with the property suite, and replay corpus entries and reports.
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -62,7 +63,7 @@ int compute(const Implementation& impl, std::int64_t max_chunks) {
       }
       all_ok = all_ok && !out.contains("error");
     }
-    std::cout << out.dump() << '\n';
+    std::cout << harness::dump_line(out) << '\n';
     if (std::cin.rdbuf()->in_avail() <= 0) std::cout.flush();
   }
   std::cout.flush();
@@ -91,6 +92,26 @@ int replay_files(const std::vector<Implementation>& impls, const std::vector<std
               << " failures, " << unreadable << " unreadable\n";
   }
   return failures == 0 && unreadable == 0 ? kExitOk : kExitFailure;
+}
+
+int keep(const std::filesystem::path& dir, const std::string& origin) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  int failures = 0;
+  std::string line;
+  for (int number = 1; std::getline(std::cin, line); ++number) {
+    auto parsed = harness::parse_workload_line(line);
+    if (auto* bad = std::get_if<harness::InputError>(&parsed)) {
+      std::cerr << "chunkmeta: line " << number << ": " << bad->message << "\n";
+      ++failures;
+      continue;
+    }
+    const auto& workload = std::get<Workload>(parsed);
+    const auto path = dir / (harness::content_name(workload) + ".json");
+    std::ofstream(path) << harness::corpus_entry(workload, origin).dump(2) << "\n";
+    std::cout << path.string() << "\n";
+  }
+  return failures == 0 ? kExitOk : kExitFailure;
 }
 
 }  // namespace
@@ -137,6 +158,14 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("files", replay_inputs, "Corpus entries, reports, or folders of them")->required();
   replay_cmd->add_flag("--quiet", replay_quiet, "Print only failures");
 
+  std::string keep_origin;
+  std::filesystem::path keep_dir;
+  auto* keep_cmd = app.add_subcommand(
+      "keep", "Read workloads as JSON Lines on stdin and write each as a corpus entry (named by content hash, "
+              "with today's reference outcome as \"expected\") into DIR, e.g. corpus/regressions.");
+  keep_cmd->add_option("dir", keep_dir, "Corpus folder")->required();
+  keep_cmd->add_option("--origin", keep_origin, "Where the workloads come from (kept in each entry)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -151,6 +180,8 @@ int main(int argc, char** argv) {
     }
     return compute(*impl, max_chunks);
   }
+
+  if (*keep_cmd) return keep(keep_dir, keep_origin);
 
   if (*replay_cmd) {
     auto impls = implementations(replay_impls);

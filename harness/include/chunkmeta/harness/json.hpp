@@ -31,6 +31,9 @@ Json error_json(const InputError& error);
 std::variant<Workload, InputError> parse_workload(const Json& value);
 std::variant<Workload, InputError> parse_workload_line(std::string_view line);
 
+// One compact line; invalid UTF-8 (echoed from bad input) is replaced, not thrown.
+std::string dump_line(const Json& value);
+
 // Reads an outcome written by to_json(Outcome); nullopt if it is not one.
 std::optional<Outcome> parse_outcome(const Json& value);
 

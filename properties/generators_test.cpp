@@ -1,0 +1,64 @@
+// Guards the generators against silent rot: every edge class and every
+// invalid rule must keep turning up, and generated values must stay in their domain.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "chunkmeta/properties/generators.hpp"
+
+namespace chunkmeta::properties {
+namespace {
+
+constexpr int kDraws = 20000;
+constexpr double kMinimumShare = 0.01;
+
+template <typename T>
+std::vector<T> draw(const rc::Gen<T>& gen, int count) {
+  std::vector<T> values;
+  rc::Random random(0x5EED);
+  for (int i = 0; i < count; ++i) {
+    values.push_back(gen(random.split(), i % 101).value());
+  }
+  return values;
+}
+
+TEST(Generators, ValidWorkloadsAreValidAndHitEveryEdgeClassAtLeastOnePercentOfTheTime) {
+  std::map<std::string, int> hits;
+  for (const auto& w : draw(valid_workloads(), kDraws)) {
+    ASSERT_FALSE(validate(w).has_value()) << *validate(w) << " for " << w;
+    for (const auto& cls : edge_classes(w)) ++hits[cls];
+  }
+  for (const auto& cls : all_edge_classes()) {
+    const double share = static_cast<double>(hits[cls]) / kDraws;
+    std::cout << "  " << share * 100 << "%  " << cls << "\n";
+    EXPECT_GE(share, kMinimumShare) << "edge class '" << cls << "' is hit only " << hits[cls] << " times in " << kDraws;
+  }
+}
+
+TEST(Generators, InvalidWorkloadsBreakEveryRuleAtLeastOnePercentOfTheTime) {
+  std::map<std::string, int> hits;
+  for (const auto& invalid : draw(invalid_workloads(), kDraws)) ++hits[invalid.rule];
+  for (const auto& rule : all_invalid_rules()) {
+    const double share = static_cast<double>(hits[rule]) / kDraws;
+    EXPECT_GE(share, kMinimumShare) << "rule '" << rule << "' is broken only " << hits[rule] << " times";
+  }
+}
+
+TEST(Generators, EveryShrinkOfAValidWorkloadIsValid) {
+  int candidates = 0;
+  rc::Random random(42);
+  for (int i = 0; i < 300; ++i) {
+    const auto shrinkable = valid_workloads()(random.split(), 100);
+    auto shrinks = shrinkable.shrinks();
+    while (auto next = shrinks.next()) {
+      const Workload candidate = next->value();
+      ASSERT_FALSE(validate(candidate).has_value())
+          << *validate(candidate) << " for shrink " << candidate << " of " << shrinkable.value();
+      ++candidates;
+    }
+  }
+  EXPECT_GT(candidates, 1000);
+}
+
+}  // namespace
+}  // namespace chunkmeta::properties

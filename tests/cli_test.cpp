@@ -1,0 +1,180 @@
+// Drives the real `chunkmeta` binary through pipes: JSON Lines in, one JSON
+// line out per input line, exit codes 0 / 1 / 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "chunkmeta/harness/implementations.hpp"
+#include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/report.hpp"
+
+namespace chunkmeta {
+namespace {
+
+using harness::Json;
+
+struct Run {
+  int exit_code = -1;
+  std::vector<std::string> lines;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Run run_cli(const std::string& arguments, const std::string& input = "") {
+  static int counter = 0;
+  // ctest runs each test in its own process, in parallel: the pid keeps their files apart.
+  const auto dir = std::filesystem::path(testing::TempDir()) /
+                   ("chunkmeta-cli-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "in", std::ios::binary) << input;
+  const std::string command = std::string(CHUNKMETA_CLI) + " " + arguments + " < " + (dir / "in").string() + " > " +
+                              (dir / "out").string() + " 2> " + (dir / "err").string();
+  const int status = std::system(command.c_str());
+  Run run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(dir / "out");
+  run.err = slurp(dir / "err");
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) run.lines.push_back(line);
+  return run;
+}
+
+Json error_of(const std::string& line) {
+  const Json j = Json::parse(line);
+  EXPECT_TRUE(j.contains("error")) << line;
+  return j.value("error", Json::object());
+}
+
+TEST(ComputeCommand, AnswersTheSpecExample) {
+  const auto run = run_cli("compute",
+                           R"({"chunk_size": 64, "num_computed_tokens": [0, 70, 128, 1], "query_start_loc": [0, 130, 230, 294, 296]})"
+                           "\n");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.lines.size(), 1u);
+  EXPECT_EQ(run.lines[0],
+            R"({"cu_chunk_seqlen":[0,64,128,130,188,230,294,296],"seq_idx":[0,0,0,1,1,2,3],"last_chunk_indices":[2,4,5,6]})");
+}
+
+TEST(ComputeCommand, AnswersEveryLineInOrderAndNamesEachErrorThenExitsOne) {
+  struct Line {
+    std::string input;
+    std::string code;   // "" for success
+    std::string field;
+    Json index;
+  };
+  const std::vector<Line> lines = {
+      {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 9]})", "", "", nullptr},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3]})", "missing_key", "query_start_loc", nullptr},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 9)", "malformed_json", "", nullptr},
+      {"", "malformed_json", "", nullptr},
+      {"\xff\xfe garbage \x01", "malformed_json", "", nullptr},
+      {R"([8, [3], [0, 9]])", "wrong_type", "", nullptr},
+      {R"({"chunk_size": "8", "num_computed_tokens": [3], "query_start_loc": [0, 9]})", "wrong_type", "chunk_size", nullptr},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3.5], "query_start_loc": [0, 9]})", "wrong_type", "num_computed_tokens", 0},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, true]})", "wrong_type", "query_start_loc", 1},
+      {R"({"chunk_size": 8, "num_computed_tokens": 3, "query_start_loc": [0, 9]})", "wrong_type", "num_computed_tokens", nullptr},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 9], "extra": 1})", "unknown_key", "extra", nullptr},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 99999999999999999999]})", "value_too_large", "query_start_loc", 1},
+      {R"({"chunk_size": 0, "num_computed_tokens": [3], "query_start_loc": [0, 9]})", "chunk_size_not_positive", "chunk_size", nullptr},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3, -1], "query_start_loc": [0, 9, 9]})", "negative_value", "num_computed_tokens", 1},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 2147483648]})", "value_too_large", "query_start_loc", 1},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3, 0], "query_start_loc": [0, 9, 4]})", "query_start_loc_decreasing", "query_start_loc", 2},
+      {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0]})", "length_mismatch", "query_start_loc", 1},
+      {R"({"chunk_size": 8, "num_computed_tokens": [2147483647], "query_start_loc": [0, 1]})", "sequence_too_long", "num_computed_tokens", 0},
+      {R"({"chunk_size": 1, "num_computed_tokens": [0], "query_start_loc": [0, 2147483647]})", "output_too_large", "cu_chunk_seqlen", nullptr},
+      {R"({"chunk_size": 8, "num_computed_tokens": [], "query_start_loc": [5]})", "", "", nullptr},
+  };
+  std::string input;
+  for (const auto& line : lines) input += line.input + "\n";
+  const auto run = run_cli("compute", input);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  ASSERT_EQ(run.lines.size(), lines.size()) << run.out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    SCOPED_TRACE("line " + std::to_string(i) + ": " + lines[i].input);
+    if (lines[i].code.empty()) {
+      EXPECT_FALSE(Json::parse(run.lines[i]).contains("error")) << run.lines[i];
+      continue;
+    }
+    const Json error = error_of(run.lines[i]);
+    EXPECT_EQ(error.value("code", ""), lines[i].code) << run.lines[i];
+    EXPECT_EQ(error.value("field", ""), lines[i].field) << run.lines[i];
+    EXPECT_EQ(error["index"], lines[i].index) << run.lines[i];
+    EXPECT_FALSE(error.value("message", "").empty());
+  }
+}
+
+TEST(ComputeCommand, ExitsZeroOnEmptyInput) {
+  const auto run = run_cli("compute", "");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_TRUE(run.lines.empty());
+}
+
+TEST(ComputeCommand, GivesIdenticalOutputThroughEveryImplementation) {
+  const std::string input =
+      R"({"chunk_size": 1056, "num_computed_tokens": [0, 1057, 2147480000, 5], "query_start_loc": [7, 3000, 3001, 3001, 9000]})"
+      "\n"
+      R"({"chunk_size": 1, "num_computed_tokens": [0, 0], "query_start_loc": [0, 5, 5]})"
+      "\n";
+  const auto expected = run_cli("compute --impl reference", input);
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  for (const auto& impl : harness::builtin_implementations()) {
+    const auto run = run_cli("compute --impl " + impl.name, input);
+    EXPECT_EQ(run.exit_code, 0) << impl.name << ": " << run.err;
+    EXPECT_EQ(run.out, expected.out) << impl.name;
+  }
+}
+
+TEST(ComputeCommand, ExitsTwoOnUsageErrors) {
+  EXPECT_EQ(run_cli("").exit_code, 2);
+  EXPECT_EQ(run_cli("compute --impl nonsense").exit_code, 2);
+  EXPECT_EQ(run_cli("compute --no-such-flag").exit_code, 2);
+  EXPECT_EQ(run_cli("frobnicate").exit_code, 2);
+}
+
+TEST(Cli, PrintsHelpAndVersion) {
+  const auto help = run_cli("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("compute"), std::string::npos);
+  EXPECT_NE(help.out.find("verify"), std::string::npos);
+  const auto version = run_cli("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find(std::string(kVersion)), std::string::npos);
+}
+
+TEST(VerifyCommand, VerifiesTheBuiltinFastImplementationAndPrintsASummary) {
+  const auto run = run_cli("verify --impl fast --cases 200 --corpus " + std::string(CHUNKMETA_SOURCE_DIR) + "/corpus");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("VERIFIED"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Summary: 9 properties, 1800 cases, 0 failed"), std::string::npos) << run.out;
+}
+
+TEST(ReplayCommand, FlagsACorpusEntryWhoseStoredExpectationNoLongerHolds) {
+  const Workload w{8, {3}, {0, 9}};
+  auto entry = harness::corpus_entry(w, "test");
+  const auto dir = std::filesystem::path(testing::TempDir()) / ("chunkmeta-replay-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "good.json") << entry.dump();
+  const auto good = run_cli("replay " + (dir / "good.json").string());
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+
+  entry["expected"]["seq_idx"][0] = 7;
+  std::ofstream(dir / "stale.json") << entry.dump();
+  const auto stale = run_cli("replay " + (dir / "stale.json").string());
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.out.find("stored expectation"), std::string::npos) << stale.out;
+  EXPECT_NE(stale.out.find("seq_idx[0]"), std::string::npos) << stale.out;
+}
+
+}  // namespace
+}  // namespace chunkmeta

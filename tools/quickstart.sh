@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The two quick-start commands of README.md:
+#   tools/quickstart.sh verify   build, then verify the built-in fast implementation end to end
+#   tools/quickstart.sh test     build, then run every test under ctest
+# CHUNKMETA_PRESET picks the CMake preset (default: "default"; CI uses ci-gcc, ci-clang, sanitizers).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+preset="${CHUNKMETA_PRESET:-default}"
+
+# Debian packages the build and tests need.
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm libgtest-dev libgmock-dev libbenchmark-dev
+          librapidcheck-dev nlohmann-json3-dev libcli11-dev)
+
+install_missing_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "Installing missing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    echo "Missing Debian packages: ${missing[*]}" >&2
+    echo "Install them with: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
+build() {
+  cmake --preset "$preset"
+  cmake --build --preset "$preset" "$@"
+}
+
+case "${1:-}" in
+  verify)
+    install_missing_packages
+    build --target chunkmeta_cli
+    exec "build/$preset/bin/chunkmeta" verify
+    ;;
+  test)
+    install_missing_packages
+    build
+    ctest --preset "$preset"
+    ;;
+  *)
+    echo "usage: $0 verify|test" >&2
+    exit 2
+    ;;
+esac
