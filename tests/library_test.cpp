@@ -57,6 +57,17 @@ TEST(Fast, NamesTheBufferThatIsTooShort) {
   EXPECT_EQ(kind_of(written.error().code), ErrorKind::resource_limit);
 }
 
+TEST(Fast, RefusesEmptyBuffersForAnEmptyBatchWithoutWritingThem) {
+  // Regression: the closing cu_chunk_seqlen entry was written into a zero-length buffer.
+  const std::vector<std::int32_t> none;
+  const std::vector<std::int32_t> start = {0};
+  auto written = fast_into(WorkloadView32{8, none, start}, {std::span<std::int32_t>{}, {}, {}});
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.error().code, ErrorCode::output_buffer_too_small);
+  EXPECT_EQ(written.error().field, "cu_chunk_seqlen");
+  EXPECT_EQ(written.error().bound, 1);
+}
+
 TEST(EveryImplementation, GivesOneZeroEntryForAnEmptyBatch) {
   const Workload empty{256, {}, {0}};
   for (auto result : {reference(empty), fast(empty)}) {

@@ -1,14 +1,42 @@
-// Validation and output sizing in one place, used by every implementation.
+// Validation building blocks shared by every implementation, so that all of
+// them reject the same inputs with the same error in the documented order.
 #pragma once
+
+#include <optional>
 
 #include "chunkmeta/types.hpp"
 
 namespace chunkmeta::detail {
 
+// Rules 1-2: chunk size, and query_start_loc having B + 1 entries.
+template <typename Int>
+std::optional<Error> check_shape(const BasicWorkloadView<Int>& workload) noexcept;
+
+// Rules 3-4 without branching (so it vectorises): every entry in [0, 2^31-1]
+// and query_start_loc non-decreasing. Call after check_shape.
+template <typename Int>
+bool values_in_domain(const BasicWorkloadView<Int>& workload) noexcept;
+
+// The first broken rule among 3-5, in the documented order, for a workload
+// already known to break one. Plain and slow: errors are the rare path.
+template <typename Int>
+Error first_broken_rule(const BasicWorkloadView<Int>& workload) noexcept;
+
+// The chunk cap in force, and the error for a workload above it.
+std::int64_t chunk_cap(const Limits& limits) noexcept;
+Error output_too_large(std::int64_t chunks, std::int64_t cap) noexcept;
+
+// All rules plus the cap; the exact output sizes on success.
 template <typename Int>
 Result<OutputSizes> checked_sizes(const BasicWorkloadView<Int>& workload, const Limits& limits) noexcept;
 
-extern template Result<OutputSizes> checked_sizes(const WorkloadView&, const Limits&) noexcept;
-extern template Result<OutputSizes> checked_sizes(const WorkloadView32&, const Limits&) noexcept;
+#define CHUNKMETA_DECLARE_FOR(Int)                                                                  \
+  extern template std::optional<Error> check_shape(const BasicWorkloadView<Int>&) noexcept;         \
+  extern template bool values_in_domain(const BasicWorkloadView<Int>&) noexcept;                    \
+  extern template Error first_broken_rule(const BasicWorkloadView<Int>&) noexcept;                  \
+  extern template Result<OutputSizes> checked_sizes(const BasicWorkloadView<Int>&, const Limits&) noexcept;
+CHUNKMETA_DECLARE_FOR(std::int32_t)
+CHUNKMETA_DECLARE_FOR(std::int64_t)
+#undef CHUNKMETA_DECLARE_FOR
 
 }  // namespace chunkmeta::detail

@@ -28,8 +28,39 @@ std::optional<Error> check_range(Int value, std::string_view field, std::int64_t
   return std::nullopt;
 }
 
-// The first broken rule, in the documented order. Only called once the fast
-// scan below has seen that something is wrong, so it can be plain.
+// True when `value` is outside [0, 2^31-1]; branch-free so the scans vectorise.
+template <typename Int>
+bool out_of_range(Int value) noexcept {
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(value)) > static_cast<std::uint64_t>(kMaxValue);
+}
+
+}  // namespace
+
+template <typename Int>
+std::optional<Error> check_shape(const BasicWorkloadView<Int>& workload) noexcept {
+  const std::int64_t chunk = workload.chunk_size;
+  if (chunk <= 0) return error_at(ErrorCode::chunk_size_not_positive, kChunkSize, Error::kNoIndex, chunk);
+  if (chunk > kMaxValue) return error_at(ErrorCode::value_too_large, kChunkSize, Error::kNoIndex, chunk, kMaxValue);
+  const auto entries = static_cast<std::int64_t>(workload.query_start_loc.size());
+  const auto needed = static_cast<std::int64_t>(workload.num_computed_tokens.size()) + 1;
+  if (entries != needed) {
+    // Index of the first missing (or first extra) entry.
+    return error_at(ErrorCode::length_mismatch, kQueryStartLoc, entries < needed ? entries : needed, entries, needed);
+  }
+  return std::nullopt;
+}
+
+template <typename Int>
+bool values_in_domain(const BasicWorkloadView<Int>& workload) noexcept {
+  const auto computed = workload.num_computed_tokens;
+  const auto starts = workload.query_start_loc;
+  bool broken = false;
+  for (std::size_t i = 0; i < computed.size(); ++i) broken |= out_of_range(computed[i]);
+  for (std::size_t j = 0; j < starts.size(); ++j) broken |= out_of_range(starts[j]);
+  for (std::size_t j = 1; j < starts.size(); ++j) broken |= starts[j] < starts[j - 1];
+  return !broken;
+}
+
 template <typename Int>
 Error first_broken_rule(const BasicWorkloadView<Int>& workload) noexcept {
   const auto computed = workload.num_computed_tokens;
@@ -48,43 +79,28 @@ Error first_broken_rule(const BasicWorkloadView<Int>& workload) noexcept {
     const std::int64_t sequence = std::int64_t{computed[i]} + (std::int64_t{starts[i + 1]} - std::int64_t{starts[i]});
     if (sequence > kMaxValue) return error_at(ErrorCode::sequence_too_long, kComputed, i, sequence, kMaxValue);
   }
-  // Unreachable when the fast scan is right; say so rather than invent a rule.
+  // Unreachable when the caller's fast scan is right; say so rather than invent a rule.
   return error_at(ErrorCode::value_too_large, kQueryStartLoc, Error::kNoIndex, 0, kMaxValue);
 }
 
-// True when `value` is outside [0, 2^31-1]; branch-free so the scans vectorise.
-template <typename Int>
-bool out_of_range(Int value) noexcept {
-  return static_cast<std::uint64_t>(static_cast<std::int64_t>(value)) > static_cast<std::uint64_t>(kMaxValue);
+std::int64_t chunk_cap(const Limits& limits) noexcept {
+  return limits.max_chunks < Limits::kMaxChunksCap ? limits.max_chunks : Limits::kMaxChunksCap;
 }
 
-}  // namespace
+Error output_too_large(std::int64_t chunks, std::int64_t cap) noexcept {
+  return error_at(ErrorCode::output_too_large, kOutput, Error::kNoIndex, chunks, cap);
+}
 
 template <typename Int>
 Result<OutputSizes> checked_sizes(const BasicWorkloadView<Int>& workload, const Limits& limits) noexcept {
-  const std::int64_t chunk = workload.chunk_size;
-  if (chunk <= 0) return error_at(ErrorCode::chunk_size_not_positive, kChunkSize, Error::kNoIndex, chunk);
-  if (chunk > kMaxValue) return error_at(ErrorCode::value_too_large, kChunkSize, Error::kNoIndex, chunk, kMaxValue);
+  if (auto bad = check_shape(workload)) return *bad;
+  if (!values_in_domain(workload)) return first_broken_rule(workload);
 
   const auto computed = workload.num_computed_tokens;
   const auto starts = workload.query_start_loc;
   const std::size_t rows = computed.size();
-  if (starts.size() != rows + 1) {
-    // Index of the first missing (or first extra) entry.
-    const auto entries = static_cast<std::int64_t>(starts.size());
-    const auto needed = static_cast<std::int64_t>(rows) + 1;
-    return error_at(ErrorCode::length_mismatch, kQueryStartLoc, entries < needed ? entries : needed, entries, needed);
-  }
-
-  // Fast scan: accumulate "something is wrong" without branching, count the
-  // chunks at the same time; find out what is wrong only if something is.
+  const Divisor divisor(static_cast<std::uint32_t>(workload.chunk_size));
   bool broken = false;
-  for (std::size_t i = 0; i < rows; ++i) broken |= out_of_range(computed[i]);
-  for (std::size_t j = 0; j <= rows; ++j) broken |= out_of_range(starts[j]);
-  for (std::size_t j = 1; j <= rows; ++j) broken |= starts[j] < starts[j - 1];
-  if (broken) return first_broken_rule(workload);
-
-  const Divisor divisor(static_cast<std::uint32_t>(chunk));
   std::int64_t chunks = 0;
   for (std::size_t i = 0; i < rows; ++i) {
     // In range and non-decreasing: both fit in 32 bits, their sum in 33.
@@ -94,15 +110,18 @@ Result<OutputSizes> checked_sizes(const BasicWorkloadView<Int>& workload, const 
     chunks += cut_row(c, n, divisor).chunks();
   }
   if (broken) return first_broken_rule(workload);
-
-  const std::int64_t cap = limits.max_chunks < Limits::kMaxChunksCap ? limits.max_chunks : Limits::kMaxChunksCap;
-  if (chunks > cap) return error_at(ErrorCode::output_too_large, kOutput, Error::kNoIndex, chunks, cap);
-  const auto row_count = static_cast<std::int64_t>(rows);
-  return OutputSizes{chunks + 1, chunks, row_count};
+  if (chunks > chunk_cap(limits)) return output_too_large(chunks, chunk_cap(limits));
+  return OutputSizes{chunks + 1, chunks, static_cast<std::int64_t>(rows)};
 }
 
-template Result<OutputSizes> checked_sizes(const WorkloadView&, const Limits&) noexcept;
-template Result<OutputSizes> checked_sizes(const WorkloadView32&, const Limits&) noexcept;
+#define CHUNKMETA_INSTANTIATE_FOR(Int)                                               \
+  template std::optional<Error> check_shape(const BasicWorkloadView<Int>&) noexcept; \
+  template bool values_in_domain(const BasicWorkloadView<Int>&) noexcept;            \
+  template Error first_broken_rule(const BasicWorkloadView<Int>&) noexcept;          \
+  template Result<OutputSizes> checked_sizes(const BasicWorkloadView<Int>&, const Limits&) noexcept;
+CHUNKMETA_INSTANTIATE_FOR(std::int32_t)
+CHUNKMETA_INSTANTIATE_FOR(std::int64_t)
+#undef CHUNKMETA_INSTANTIATE_FOR
 
 }  // namespace detail
 

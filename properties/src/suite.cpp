@@ -245,6 +245,62 @@ void validate_applies_cap(const Implementation& impl) {
   }
 }
 
+struct BufferCase {
+  Workload workload;
+  std::int64_t slack[3] = {0, 0, 0};  // buffer size minus needed size: cu, seq, last
+};
+void showValue(const BufferCase& c, std::ostream& os) {
+  showValue(c.workload, os);
+  os << " buffer slack cu " << c.slack[0] << ", seq " << c.slack[1] << ", last " << c.slack[2];
+}
+
+rc::Gen<BufferCase> buffer_cases() {
+  const auto slack = gen::weightedOneOf<std::int64_t>({{6, gen::just<std::int64_t>(0)}, {3, inclusive(1, 40)}, {2, inclusive(-3, -1)}});
+  return gen::mapcat(valid(), [slack](const Workload& w) {
+    return gen::apply([w](std::int64_t a, std::int64_t b, std::int64_t c) { return BufferCase{w, {a, b, c}}; }, slack,
+                      slack, slack);
+  });
+}
+
+// fast_into with buffers shorter, equal or longer than needed: it must name
+// the first short buffer, or fill the needed prefix exactly like the reference.
+void fast_into_any_buffers(const Implementation& impl) {
+  const BufferCase c = *buffer_cases();
+  tag_edge_classes(c.workload);
+  const auto need = output_sizes(view_of(c.workload)).value();
+  const std::int64_t needed[3] = {need.cu_chunk_seqlen, need.seq_idx, need.last_chunk_indices};
+  const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
+  std::vector<std::int32_t> buffers[3];
+  int first_short = -1;
+  for (int b = 0; b < 3; ++b) {
+    buffers[b].assign(static_cast<std::size_t>(std::max<std::int64_t>(0, needed[b] + c.slack[b])), -7);
+    if (first_short < 0 && static_cast<std::int64_t>(buffers[b].size()) < needed[b]) first_short = b;
+  }
+  const auto written = fast_into(view_of(c.workload), {buffers[0], buffers[1], buffers[2]});
+  const Outcome expected = reference(c.workload);
+  Outcome actual = written.ok() ? Outcome(ChunkMetadata{{buffers[0].begin(), buffers[0].begin() + needed[0]},
+                                                         {buffers[1].begin(), buffers[1].begin() + needed[1]},
+                                                         {buffers[2].begin(), buffers[2].begin() + needed[2]}})
+                                : Outcome(written.error());
+  if (first_short >= 0) {
+    const bool named = !written.ok() && written.error().code == ErrorCode::output_buffer_too_small &&
+                       written.error().field == names[first_short] && written.error().bound == needed[first_short];
+    if (!named) {
+      fail_with(counterexample(impl, c.workload,
+                               Finding{FindingKind::wrong_error,
+                                       std::string("fast_into did not name the short buffer ") + names[first_short],
+                                       Outcome(Error{ErrorCode::output_buffer_too_small, names[first_short],
+                                                     Error::kNoIndex, 0, needed[first_short]}),
+                                       actual, std::nullopt, std::nullopt}));
+    }
+    return;
+  }
+  if (auto finding = harness::compare_outcomes(expected, actual)) {
+    finding->summary = "fast_into with larger buffers differs from the reference";
+    fail_with(counterexample(impl, c.workload, std::move(*finding)));
+  }
+}
+
 std::vector<Property> make_properties() {
   using S = Scope;
   return {
@@ -268,6 +324,9 @@ std::vector<Property> make_properties() {
        validate_accepts_valid},
       {"ValidateRefusesOutputAboveTheCap", "validate() refuses exactly the workloads above the chunk cap",
        S::library, validate_applies_cap},
+      {"FastIntoNamesTheShortBufferOrFillsAnyLargeEnoughOne",
+       "fast_into names the first buffer that is too short, or fills buffers of any larger size correctly",
+       S::library, fast_into_any_buffers},
   };
 }
 
@@ -438,7 +497,7 @@ std::string summarize(const std::vector<SuiteResult>& results) {
     for (const auto& p : suite.properties) {
       ++properties;
       cases += p.cases;
-      os << (p.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(16) << p.implementation << std::setw(50)
+      os << (p.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(16) << p.implementation << std::setw(54)
          << p.property << std::right << std::setw(8) << p.cases << " cases\n";
       for (const auto& [name, count] : p.edge_classes) classes[name] += count;
       if (p.passed) continue;
@@ -453,6 +512,10 @@ std::string summarize(const std::vector<SuiteResult>& results) {
   for (const auto& name : all_edge_classes()) os << "  " << std::setw(8) << classes[name] << "  " << name << "\n";
   for (const auto& name : all_invalid_rules()) {
     if (classes.count(name)) os << "  " << std::setw(8) << classes[name] << "  invalid: " << name << "\n";
+  }
+  if (!results.empty() && !results.front().properties.empty()) {
+    const auto seed = results.front().properties.front().seed;
+    os << "Seed: " << seed << " (RC_PARAMS=\"seed=" << seed << "\" repeats this run)\n";
   }
   os << "Summary: " << properties << " properties, " << cases << " cases, " << failures << " failed\n";
   return os.str();

@@ -41,9 +41,12 @@ Result<ChunkMetadata> fast(const WorkloadView& workload, const Limits& limits = 
 Result<ChunkMetadata> fast(const WorkloadView32& workload, const Limits& limits = {});
 Result<ChunkMetadata> fast(const Workload& workload, const Limits& limits = {});
 
-// Writes into caller buffers at least output_sizes() long, allocating nothing.
-// Returns the sizes written; output_buffer_too_small names the short buffer.
-// On any error the buffers' contents are unspecified.
+// Writes into caller buffers at least output_sizes() long, allocating nothing,
+// in a single pass over the rows. Returns the sizes written; only that prefix
+// of each buffer is meaningful (the rest may be used as scratch).
+// output_buffer_too_small names the first short buffer (cu_chunk_seqlen,
+// seq_idx, last_chunk_indices) with the size it needs. On any error the
+// buffers' contents are unspecified.
 Result<OutputSizes> fast_into(const WorkloadView& workload, const OutputBuffers& out,
                               const Limits& limits = {}) noexcept;
 Result<OutputSizes> fast_into(const WorkloadView32& workload, const OutputBuffers& out,
