@@ -62,3 +62,49 @@ TEST(Generators, EveryShrinkOfAValidWorkloadIsValid) {
 
 }  // namespace
 }  // namespace chunkmeta::properties
+
+#include <random>
+
+#include "chunkmeta/harness/fuzz_input.hpp"
+
+namespace chunkmeta::properties {
+namespace {
+
+// Every corpus file must be readable: the fuzz encodings invert their decoders.
+TEST(FuzzInputs, EncodeThenDecodeGivesBackTheWorkload) {
+  int differential = 0;
+  int robustness = 0;
+  for (const auto& w : draw(valid_workloads(), 3000)) {
+    if (auto bytes = harness::encode_valid_workload(w)) {
+      ASSERT_EQ(harness::decode_valid_workload(*bytes), w);
+      ++differential;
+    }
+    if (auto bytes = harness::encode_any_workload(w)) {
+      ASSERT_EQ(harness::decode_any_workload(*bytes), w);
+      ++robustness;
+    }
+  }
+  for (const auto& invalid : draw(invalid_workloads(), 3000)) {
+    if (auto bytes = harness::encode_any_workload(invalid.workload)) {
+      ASSERT_EQ(harness::decode_any_workload(*bytes), invalid.workload);
+      ++robustness;
+    }
+  }
+  // Most generated workloads fit the budgets (1,024 chunks; 255 entries).
+  EXPECT_GT(differential, 1000);
+  EXPECT_GT(robustness, 3000);
+}
+
+TEST(FuzzInputs, DecodingAnyBytesGivesAValidWorkloadWithinBudget) {
+  std::mt19937 rng(99);
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<std::uint8_t> bytes(rng() % 200);
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+    const Workload w = harness::decode_valid_workload(bytes);
+    ASSERT_FALSE(validate(w).has_value()) << *validate(w) << " for " << w;
+    ASSERT_LE(output_sizes(view_of(w)).value().num_chunks(), 1024) << w;
+  }
+}
+
+}  // namespace
+}  // namespace chunkmeta::properties

@@ -86,6 +86,8 @@ TEST(ComputeCommand, AnswersEveryLineInOrderAndNamesEachErrorThenExitsOne) {
       {R"({"chunk_size": 8, "num_computed_tokens": 3, "query_start_loc": [0, 9]})", "wrong_type", "num_computed_tokens", nullptr},
       {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 9], "extra": 1})", "unknown_key", "extra", nullptr},
       {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 99999999999999999999]})", "value_too_large", "query_start_loc", 1},
+      // Found by fuzz_json_line: the parser threw (uncaught) on a number that overflows a double.
+      {R"({"chunk_size": 1E4748, "num_computed_tokens": [3], "query_start_loc": [0, 9]})", "malformed_json", "", nullptr},
       {R"({"chunk_size": 0, "num_computed_tokens": [3], "query_start_loc": [0, 9]})", "chunk_size_not_positive", "chunk_size", nullptr},
       {R"({"chunk_size": 8, "num_computed_tokens": [3, -1], "query_start_loc": [0, 9, 9]})", "negative_value", "num_computed_tokens", 1},
       {R"({"chunk_size": 8, "num_computed_tokens": [3], "query_start_loc": [0, 2147483648]})", "value_too_large", "query_start_loc", 1},

@@ -32,12 +32,13 @@ std::variant<CorpusEntry, std::string> load_corpus_entry(const std::filesystem::
   return entry;
 }
 
-std::vector<std::filesystem::path> corpus_files(const std::vector<std::filesystem::path>& inputs) {
+namespace {
+std::vector<std::filesystem::path> expand(const std::vector<std::filesystem::path>& inputs, bool json_only) {
   std::vector<std::filesystem::path> files;
   for (const auto& input : inputs) {
     if (std::filesystem::is_directory(input)) {
       for (const auto& item : std::filesystem::recursive_directory_iterator(input)) {
-        if (item.is_regular_file() && item.path().extension() == ".json") files.push_back(item.path());
+        if (item.is_regular_file() && (!json_only || item.path().extension() == ".json")) files.push_back(item.path());
       }
     } else {
       files.push_back(input);
@@ -45,6 +46,15 @@ std::vector<std::filesystem::path> corpus_files(const std::vector<std::filesyste
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+}  // namespace
+
+std::vector<std::filesystem::path> corpus_files(const std::vector<std::filesystem::path>& inputs) {
+  return expand(inputs, true);
+}
+
+std::vector<std::filesystem::path> corpus_files_any(const std::vector<std::filesystem::path>& inputs) {
+  return expand(inputs, false);
 }
 
 std::vector<Counterexample> replay(const CorpusEntry& entry, const std::vector<Implementation>& implementations) {
@@ -61,16 +71,8 @@ std::vector<Counterexample> replay(const CorpusEntry& entry, const std::vector<I
       failures.push_back(std::move(cx));
     }
   }
-  for (const auto& implementation : implementations) {
-    if (auto finding = check_implementation(implementation, entry.workload)) {
-      Counterexample cx;
-      cx.implementation = implementation.name;
-      cx.property = "replay " + entry.path.filename().string();
-      cx.workload = entry.workload;
-      cx.finding = std::move(*finding);
-      failures.push_back(std::move(cx));
-    }
-  }
+  for (auto& cx : check_all(entry.workload, implementations, "replay " + entry.path.filename().string()))
+    failures.push_back(std::move(cx));
   return failures;
 }
 

@@ -38,20 +38,22 @@ std::string type_name(const Json& v) {
 // the domain (negative, above 2^31-1) is the library's to judge.
 std::variant<std::int64_t, InputError> read_integer(const Json& v, std::string_view field, std::int64_t index) {
   const std::string where = index == Error::kNoIndex ? std::string(field) : std::string(field) + "[" + std::to_string(index) + "]";
+  const auto beyond_64_bits = [&](bool positive) {
+    return positive ? input_error("value_too_large", std::string(field), index,
+                                  where + " is " + v.dump() + "; values must be at most 2^31-1")
+                    : input_error("negative_value", std::string(field), index,
+                                  where + " is " + v.dump() + "; values must be at least 0");
+  };
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      return input_error("value_too_large", std::string(field), index, where + " is " + v.dump() + "; values must be at most 2^31-1");
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return beyond_64_bits(true);
     return static_cast<std::int64_t>(u);
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
   if (v.is_number_float()) {
     // An integer literal beyond 64 bits arrives as a double: it is an integer out of range.
     const double d = v.get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) >= 9223372036854775808.0) {
-      if (d > 0) return input_error("value_too_large", std::string(field), index, where + " is " + v.dump() + "; values must be at most 2^31-1");
-      return input_error("negative_value", std::string(field), index, where + " is " + v.dump() + "; values must be at least 0");
-    }
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) >= 9223372036854775808.0) return beyond_64_bits(d > 0);
   }
   return input_error("wrong_type", std::string(field), index, where + " must be an integer, not " + type_name(v));
 }
@@ -132,6 +134,9 @@ std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
   } catch (const Json::parse_error& e) {
     return input_error("malformed_json", "", Error::kNoIndex,
                        "not valid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const Json::exception& e) {
+    // Found by fuzz_json_line: a number such as 1E4748 overflows a double while parsing.
+    return input_error("malformed_json", "", Error::kNoIndex, std::string("JSON the parser cannot hold: ") + e.what());
   }
   return parse_workload(value);
 }

@@ -1,6 +1,7 @@
 #include "chunkmeta/harness/report.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -46,9 +47,9 @@ std::string safe_file_part(std::string text) {
 
 }  // namespace
 
-std::string content_name(const Workload& workload) {
+std::string content_name(std::span<const std::uint8_t> bytes) {
   std::uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char byte : to_json(workload).dump()) {
+  for (unsigned char byte : bytes) {
     hash ^= byte;
     hash *= 1099511628211ULL;
   }
@@ -58,6 +59,11 @@ std::string content_name(const Workload& workload) {
   os.fill('0');
   os << hash;
   return os.str();
+}
+
+std::string content_name(const Workload& workload) {
+  const std::string text = to_json(workload).dump();
+  return content_name(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
 }
 
 Json corpus_entry(const Workload& workload, const std::string& origin) {
@@ -132,6 +138,34 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
        << "  replay:    " << replay_command(cx.implementation, files->corpus_entry) << "\n";
   }
   return os.str();
+}
+
+std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
+                                      const std::string& property) {
+  std::vector<Counterexample> failures;
+  const Outcome expected = reference(workload);
+  const std::optional<InvariantViolation> expected_violation =
+      expected.ok() ? check_invariants(workload, expected.value()) : std::nullopt;
+  for (const auto& implementation : implementations) {
+    if (auto finding = judge(workload, implementation.compute(workload), expected, &expected_violation)) {
+      Counterexample cx;
+      cx.implementation = implementation.name;
+      cx.property = property;
+      cx.workload = workload;
+      cx.finding = std::move(*finding);
+      failures.push_back(std::move(cx));
+    }
+  }
+  return failures;
+}
+
+void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input) {
+  if (failures.empty()) return;
+  for (const auto& cx : failures) std::fprintf(stderr, "%s", render(cx).c_str());
+  std::fprintf(stderr, "input (%zu bytes):", input.size());
+  for (auto byte : input) std::fprintf(stderr, " %02x", byte);
+  std::fprintf(stderr, "\nShrink it to a report: chunkmeta fuzz-shrink <crash file>\n");
+  std::abort();
 }
 
 std::filesystem::path default_report_dir() {

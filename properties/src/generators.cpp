@@ -16,11 +16,6 @@ namespace {
 using rc::Gen;
 namespace gen = rc::gen;
 
-// Inclusive range; a single value when the range is empty.
-Gen<std::int64_t> between(std::int64_t lo, std::int64_t hi) {
-  if (hi <= lo) return gen::just(lo);
-  return gen::inRange<std::int64_t>(lo, hi + 1);
-}
 
 struct RowPlan {
   std::int64_t computed = 0;
@@ -32,16 +27,16 @@ Gen<std::int64_t> computed_tokens(std::int64_t chunk) {
   const std::int64_t max_unaligned_blocks = std::min<std::int64_t>(1000, (kMaxValue - (chunk - 1)) / chunk);
   Gen<std::int64_t> unaligned =
       chunk == 1 ? gen::just<std::int64_t>(0)
-                 : gen::mapcat(between(0, max_unaligned_blocks), [chunk](std::int64_t blocks) {
-                     return gen::map(between(1, chunk - 1), [=](std::int64_t r) { return blocks * chunk + r; });
+                 : gen::mapcat(inclusive_range(0, max_unaligned_blocks), [chunk](std::int64_t blocks) {
+                     return gen::map(inclusive_range(1, chunk - 1), [=](std::int64_t r) { return blocks * chunk + r; });
                    });
   return gen::weightedOneOf<std::int64_t>({
       {25, gen::just<std::int64_t>(0)},
-      {15, gen::map(between(1, std::max<std::int64_t>(1, max_blocks)), [chunk](std::int64_t k) { return k * chunk; })},
+      {15, gen::map(inclusive_range(1, std::max<std::int64_t>(1, max_blocks)), [chunk](std::int64_t k) { return k * chunk; })},
       {35, unaligned},
-      {10, between(1, std::min(3 * chunk, kMaxValue))},
-      {7, gen::map(between(0, 65536), [](std::int64_t d) { return kMaxValue - d; })},
-      {8, between(0, kMaxValue)},
+      {10, inclusive_range(1, std::min(3 * chunk, kMaxValue))},
+      {7, gen::map(inclusive_range(0, 65536), [](std::int64_t d) { return kMaxValue - d; })},
+      {8, inclusive_range(0, kMaxValue)},
   });
 }
 
@@ -55,14 +50,14 @@ Gen<std::int64_t> new_tokens(std::int64_t chunk, std::int64_t computed) {
   Gen<std::int64_t> options = gen::weightedOneOf<std::int64_t>({
       {12, gen::just<std::int64_t>(0)},
       {8, gen::just<std::int64_t>(1)},
-      {10, between(1, gap - 1)},
+      {10, inclusive_range(1, gap - 1)},
       {10, gen::just(gap)},
-      {10, gen::map(between(1, 8), [=](std::int64_t m) { return gap + m * chunk; })},
-      {10, gen::mapcat(between(0, 8),
+      {10, gen::map(inclusive_range(1, 8), [=](std::int64_t m) { return gap + m * chunk; })},
+      {10, gen::mapcat(inclusive_range(0, 8),
                        [=](std::int64_t m) { return gen::element(gap + m * chunk - 1, gap + m * chunk + 1); })},
-      {20, between(0, 16384)},
-      {8, between(0, many)},
-      {5, gen::map(between(0, chunk), [many](std::int64_t d) { return many - d; })},
+      {20, inclusive_range(0, 16384)},
+      {8, inclusive_range(0, many)},
+      {5, gen::map(inclusive_range(0, chunk), [many](std::int64_t d) { return many - d; })},
   });
   return gen::map(options, clamp);
 }
@@ -78,10 +73,10 @@ Gen<std::int64_t> batch_sizes() {
   return gen::weightedOneOf<std::int64_t>({
       {5, gen::just<std::int64_t>(0)},
       {15, gen::just<std::int64_t>(1)},
-      {25, between(2, 4)},
-      {35, between(5, 32)},
-      {15, between(33, 256)},
-      {5, between(257, 1024)},
+      {25, inclusive_range(2, 4)},
+      {35, inclusive_range(5, 32)},
+      {15, inclusive_range(33, 256)},
+      {5, inclusive_range(257, 1024)},
   });
 }
 
@@ -110,7 +105,7 @@ Gen<Workload> unshrunk_valid_workloads() {
                                 std::int64_t salt) { return assemble(chunk, plans, offset, salt); },
                         gen::container<std::vector<RowPlan>>(static_cast<std::size_t>(rows), row_plans(chunk)),
                         gen::weightedElement<Offset>({{80, Offset::zero}, {12, Offset::anywhere}, {8, Offset::near_top}}),
-                        between(0, kMaxValue));
+                        inclusive_range(0, kMaxValue));
     });
   });
 }
@@ -202,6 +197,11 @@ bool is_power_of_two(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 }  // namespace
 
+Gen<std::int64_t> inclusive_range(std::int64_t lo, std::int64_t hi) {
+  if (hi <= lo) return gen::just(lo);
+  return gen::inRange<std::int64_t>(lo, hi + 1);
+}
+
 void showValue(const InvalidWorkload& invalid, std::ostream& os) {
   os << "breaks " << invalid.rule << ": " << harness::to_json(invalid.workload).dump() << ", expected "
      << to_string(invalid.expected.code) << " at " << invalid.expected.field;
@@ -213,8 +213,8 @@ Gen<std::int64_t> chunk_sizes() {
       {40, gen::map(gen::inRange(0, 13), [](int k) { return std::int64_t{1} << k; })},
       {15, gen::element<std::int64_t>(64, 128, 256, 2048)},
       {10, gen::element<std::int64_t>(528, 784, 1056, 1568, 1024)},
-      {20, between(1, 5000)},
-      {10, between(std::int64_t{1} << 20, kMaxValue)},
+      {20, inclusive_range(1, 5000)},
+      {10, inclusive_range(std::int64_t{1} << 20, kMaxValue)},
       {5, gen::just(kMaxValue)},
   });
 }
@@ -246,9 +246,9 @@ Gen<InvalidWorkload> invalid_workloads() {
           }
           return break_rule(rule, std::move(w), salt, amount);
         },
-        unshrunk_valid_workloads(), between(0, kMaxValue),
-        gen::weightedOneOf<std::int64_t>({{3, gen::just<std::int64_t>(0)}, {2, between(0, kMaxValue)},
-                                          {1, between(0, std::int64_t{1} << 40)}}));
+        unshrunk_valid_workloads(), inclusive_range(0, kMaxValue),
+        gen::weightedOneOf<std::int64_t>({{3, gen::just<std::int64_t>(0)}, {2, inclusive_range(0, kMaxValue)},
+                                          {1, inclusive_range(0, std::int64_t{1} << 40)}}));
   });
 }
 

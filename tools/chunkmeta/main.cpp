@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "chunkmeta/harness/corpus.hpp"
+#include "chunkmeta/harness/fuzz_input.hpp"
+#include "chunkmeta/harness/shrink.hpp"
 #include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/properties/suite.hpp"
 
@@ -114,6 +117,80 @@ int keep(const std::filesystem::path& dir, const std::string& origin) {
   return failures == 0 ? kExitOk : kExitFailure;
 }
 
+std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+Workload decode_for(const std::string& target, const std::vector<std::uint8_t>& bytes) {
+  return target == "robustness" ? harness::decode_any_workload(bytes) : harness::decode_valid_workload(bytes);
+}
+
+int fuzz_decode(const std::string& target, const std::vector<std::filesystem::path>& inputs) {
+  for (const auto& file : harness::corpus_files_any(inputs)) {
+    std::cout << harness::dump_line(harness::to_json(decode_for(target, read_bytes(file)))) << "\n";
+  }
+  return kExitOk;
+}
+
+int fuzz_encode(const std::string& target, const std::filesystem::path& dir,
+                const std::vector<std::filesystem::path>& inputs) {
+  std::filesystem::create_directories(dir);
+  int skipped = 0;
+  for (const auto& file : harness::corpus_files(inputs)) {
+    auto loaded = harness::load_corpus_entry(file);
+    if (auto* why = std::get_if<std::string>(&loaded)) {
+      std::cerr << "chunkmeta: " << *why << "\n";
+      ++skipped;
+      continue;
+    }
+    const Workload& workload = std::get<harness::CorpusEntry>(loaded).workload;
+    std::optional<std::vector<std::uint8_t>> bytes;
+    if (target == "differential") bytes = harness::encode_valid_workload(workload);
+    if (target == "robustness") bytes = harness::encode_any_workload(workload);
+    if (target == "json_line") {
+      const std::string line = harness::dump_line(harness::to_json(workload));
+      bytes = std::vector<std::uint8_t>(line.begin(), line.end());
+    }
+    if (!bytes) {
+      std::cerr << "chunkmeta: " << file.string() << ": beyond what the " << target << " encoding holds; skipped\n";
+      ++skipped;
+      continue;
+    }
+    const auto path = dir / harness::content_name(*bytes);
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes->data()),
+                                                static_cast<std::streamsize>(bytes->size()));
+    std::cout << path.string() << "\n";
+  }
+  return skipped == 0 ? kExitOk : kExitFailure;
+}
+
+int fuzz_shrink(const std::string& target, const std::filesystem::path& input, const std::string& report_dir) {
+  const auto bytes = read_bytes(input);
+  const Workload found = decode_for(target, bytes);
+  const auto& impls = harness::builtin_implementations();
+  const std::string property = "fuzz " + target;
+  if (harness::check_all(found, impls, property).empty()) {
+    std::cout << "No finding: every implementation is right on " << harness::dump_line(harness::to_json(found))
+              << "\n";
+    return kExitOk;
+  }
+  // The shrinker keeps workloads valid, so an invalid finding is reported as found.
+  const Workload minimal = validate(found)
+                               ? found
+                               : harness::shrink_while(found, [&](const Workload& w) {
+                                   return !harness::check_all(w, impls, property).empty();
+                                 });
+  std::string error;
+  const auto dir = report_dir.empty() ? harness::default_report_dir() : std::filesystem::path(report_dir);
+  for (auto& cx : harness::check_all(minimal, impls, property)) {
+    const auto files = harness::write_counterexample(cx, dir, &error);
+    std::cout << harness::render(cx, files);
+    if (!files) std::cerr << "chunkmeta: " << error << "\n";
+  }
+  return kExitFailure;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,6 +243,32 @@ int main(int argc, char** argv) {
   keep_cmd->add_option("dir", keep_dir, "Corpus folder")->required();
   keep_cmd->add_option("--origin", keep_origin, "Where the workloads come from (kept in each entry)")->required();
 
+  // Fuzz inputs <-> workloads, and fuzz findings -> shrunk reports.
+  std::string fuzz_target = "differential";
+  const std::vector<std::string> fuzz_targets = {"differential", "robustness", "json_line"};
+  std::vector<std::filesystem::path> decode_inputs;
+  auto* decode_cmd = app.add_subcommand("fuzz-decode", "Print the workload (one JSON line) each fuzz input means.");
+  decode_cmd->add_option("--target", fuzz_target, "differential or robustness")->capture_default_str()
+      ->check(CLI::IsMember({"differential", "robustness"}));
+  decode_cmd->add_option("files", decode_inputs, "Fuzz inputs or folders of them")->required();
+  std::filesystem::path encode_dir;
+  std::vector<std::filesystem::path> encode_inputs;
+  auto* encode_cmd = app.add_subcommand(
+      "fuzz-encode", "Write the workloads of corpus entries / reports as fuzz inputs for a target, named by content hash.");
+  encode_cmd->add_option("--target", fuzz_target, "differential, robustness or json_line")->capture_default_str()
+      ->check(CLI::IsMember(fuzz_targets));
+  encode_cmd->add_option("dir", encode_dir, "Output folder")->required();
+  encode_cmd->add_option("files", encode_inputs, "Corpus entries, reports, or folders of them")->required();
+  std::filesystem::path shrink_input;
+  std::string shrink_report_dir;
+  auto* shrink_cmd = app.add_subcommand(
+      "fuzz-shrink", "Decode a fuzz finding (crash or mismatch file), shrink its workload while it still fails, "
+                     "and write the same report a failing property writes.");
+  shrink_cmd->add_option("--target", fuzz_target, "differential or robustness")->capture_default_str()
+      ->check(CLI::IsMember({"differential", "robustness"}));
+  shrink_cmd->add_option("file", shrink_input, "The finding")->required();
+  shrink_cmd->add_option("--report-dir", shrink_report_dir, "Where the report goes (default: $CHUNKMETA_REPORT_DIR)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -182,6 +285,9 @@ int main(int argc, char** argv) {
   }
 
   if (*keep_cmd) return keep(keep_dir, keep_origin);
+  if (*decode_cmd) return fuzz_decode(fuzz_target, decode_inputs);
+  if (*encode_cmd) return fuzz_encode(fuzz_target, encode_dir, encode_inputs);
+  if (*shrink_cmd) return fuzz_shrink(fuzz_target, shrink_input, shrink_report_dir);
 
   if (*replay_cmd) {
     auto impls = implementations(replay_impls);

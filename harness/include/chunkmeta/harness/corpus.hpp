@@ -24,6 +24,8 @@ std::variant<CorpusEntry, std::string> load_corpus_entry(const std::filesystem::
 
 // The .json files named, with directories expanded recursively, sorted.
 std::vector<std::filesystem::path> corpus_files(const std::vector<std::filesystem::path>& inputs);
+// The same for files of any name (fuzz inputs).
+std::vector<std::filesystem::path> corpus_files_any(const std::vector<std::filesystem::path>& inputs);
 
 // Replays one entry: the stored expectation against today's reference, then
 // the oracle on each implementation. Returns one counterexample per failure.

@@ -68,6 +68,11 @@ std::optional<Finding> compare_outcomes(const Outcome& expected, const Outcome& 
 
 // The differential oracle: `actual` against the reference procedure, then the invariants.
 std::optional<Finding> judge(const Workload& workload, const Outcome& actual);
+// The same with the reference's outcome already computed, and optionally the
+// invariant verdict on it, which an identical `actual` shares (to judge
+// several implementations of one workload cheaply).
+std::optional<Finding> judge(const Workload& workload, const Outcome& actual, const Outcome& expected,
+                             const std::optional<InvariantViolation>* expected_violation = nullptr);
 
 // Runs `implementation` on `workload` and judges the outcome.
 std::optional<Finding> check_implementation(const Implementation& implementation, const Workload& workload);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct WrittenFiles {
 
 // Stable name of a workload: 16 hex digits of FNV-1a over its compact JSON.
 std::string content_name(const Workload& workload);
+std::string content_name(std::span<const std::uint8_t> bytes);
 
 // The corpus format: {"format", "origin", "workload", "expected"}; "expected" is
 // the reference outcome when the entry was made, so a changed reference shows.
@@ -47,6 +49,15 @@ std::string replay_command(const std::string& implementation, const std::filesys
 
 Json to_json(const Counterexample& counterexample, const std::optional<WrittenFiles>& files = std::nullopt);
 std::string render(const Counterexample& counterexample, const std::optional<WrittenFiles>& files = std::nullopt);
+
+// Runs the oracle on every implementation; one counterexample per failure,
+// labelled with `property` (e.g. "replay x.json", "fuzz differential").
+std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
+                                      const std::string& property);
+
+// For fuzz targets: print every failure's report and the input bytes, then
+// std::abort() so the fuzzer keeps the input. Returns when there is none.
+void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input);
 
 // $CHUNKMETA_REPORT_DIR, else ./chunkmeta-reports.
 std::filesystem::path default_report_dir();

@@ -18,6 +18,9 @@ void showValue(const Workload& workload, std::ostream& os);
 
 namespace chunkmeta::properties {
 
+// Uniform in [lo, hi] (inclusive); just `lo` when the range is empty.
+rc::Gen<std::int64_t> inclusive_range(std::int64_t lo, std::int64_t hi);
+
 // Chunk sizes: powers of two 1..4096, model sizes, cache block sizes (528,
 // 1056, ...), arbitrary values and very large ones up to 2^31-1.
 rc::Gen<std::int64_t> chunk_sizes();

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Continuous fuzzing on this machine: builds the `fuzz` preset (clang,
+# libFuzzer, ASan+UBSan), fuzzes each target for SECONDS on all cores, merges
+# new coverage into corpus/fuzz/<target>/, turns every finding into a shrunk
+# report, and prints the final statistics.
+#   tools/fuzz.sh [SECONDS] [TARGET...]     (default: 60 seconds, every target)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(differential robustness json_line)
+jobs="$(nproc)"
+work="build/fuzz/work"
+reports="${CHUNKMETA_REPORT_DIR:-build/fuzz/reports}"
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target chunkmeta_cli "${targets[@]/#/fuzz_}"
+cli=build/fuzz/bin/chunkmeta
+
+findings=0
+for target in "${targets[@]}"; do
+  fuzzer="build/fuzz/bin/fuzz_$target"
+  corpus="corpus/fuzz/$target"
+  new="$work/$target/new"
+  artifacts="$work/$target/artifacts/"
+  rm -rf "$work/$target" && mkdir -p "$new" "$artifacts" "$work/$target/regressions"
+  # Every counterexample ever kept becomes a seed (json_line takes the JSON itself).
+  "$cli" fuzz-encode --target "$target" "$work/$target/regressions" corpus/regressions >/dev/null 2>&1 || true
+
+  echo "=== fuzzing $target for ${seconds}s on $jobs jobs ==="
+  set +e
+  "$fuzzer" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$artifacts" "$new" "$corpus" "$work/$target/regressions" \
+    > "$work/$target/fuzz.log" 2>&1
+  set -e
+  cat fuzz-*.log >> "$work/$target/fuzz.log" 2>/dev/null && rm -f fuzz-*.log
+  grep -h "stat::number_of_executed_units\|stat::average_exec_per_sec" "$work/$target/fuzz.log" |
+    awk -v t="$target" '/executed_units/ {runs += $2} /exec_per_sec/ {rate += $2}
+         END {printf "%s: %d executions, %d exec/s summed over jobs\n", t, runs, rate}'
+
+  # Keep only inputs that add coverage.
+  "$fuzzer" -merge=1 "$corpus" "$new" > "$work/$target/merge.log" 2>&1
+  grep -h "MERGE-OUTER: .* new files" "$work/$target/merge.log" || true
+  echo "$target corpus: $(ls "$corpus" | wc -l) files"
+
+  for crash in "$artifacts"*; do
+    [ -e "$crash" ] || continue
+    findings=$((findings + 1))
+    echo "FINDING $crash"
+    if [ "$target" = json_line ]; then
+      "$fuzzer" "$crash" 2>&1 | tail -5 || true
+    else
+      CHUNKMETA_REPORT_DIR="$reports" "$cli" fuzz-shrink --target "$target" "$crash" || true
+    fi
+  done
+done
+echo "Fuzzing done: $findings findings (reports in $reports)"
+[ "$findings" -eq 0 ]
