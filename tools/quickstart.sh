@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 preset="${CHUNKMETA_PRESET:-default}"
 
 # Debian packages the build and tests need.
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm libgtest-dev libgmock-dev libbenchmark-dev
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm zip unzip libgtest-dev libgmock-dev libbenchmark-dev
           librapidcheck-dev nlohmann-json3-dev libcli11-dev)
 
 install_missing_packages() {

@@ -1,5 +1,7 @@
 #include "chunkmeta/harness/report.hpp"
 
+#include "chunkmeta/harness/shrink.hpp"
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -157,6 +159,15 @@ std::vector<Counterexample> check_all(const Workload& workload, const std::vecto
     }
   }
   return failures;
+}
+
+std::vector<Counterexample> shrink_failure(const Workload& found, const std::vector<Implementation>& implementations,
+                                           const std::string& property) {
+  if (check_all(found, implementations, property).empty()) return {};
+  const Workload minimal = validate(found) ? found : shrink_while(found, [&](const Workload& w) {
+    return !check_all(w, implementations, property).empty();
+  });
+  return check_all(minimal, implementations, property);
 }
 
 void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input) {

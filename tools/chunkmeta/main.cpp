@@ -10,7 +10,6 @@
 
 #include "chunkmeta/harness/corpus.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
-#include "chunkmeta/harness/shrink.hpp"
 #include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/properties/suite.hpp"
 
@@ -168,22 +167,15 @@ int fuzz_encode(const std::string& target, const std::filesystem::path& dir,
 int fuzz_shrink(const std::string& target, const std::filesystem::path& input, const std::string& report_dir) {
   const auto bytes = read_bytes(input);
   const Workload found = decode_for(target, bytes);
-  const auto& impls = harness::builtin_implementations();
-  const std::string property = "fuzz " + target;
-  if (harness::check_all(found, impls, property).empty()) {
+  const auto failures = harness::shrink_failure(found, harness::builtin_implementations(), "fuzz " + target);
+  if (failures.empty()) {
     std::cout << "No finding: every implementation is right on " << harness::dump_line(harness::to_json(found))
               << "\n";
     return kExitOk;
   }
-  // The shrinker keeps workloads valid, so an invalid finding is reported as found.
-  const Workload minimal = validate(found)
-                               ? found
-                               : harness::shrink_while(found, [&](const Workload& w) {
-                                   return !harness::check_all(w, impls, property).empty();
-                                 });
   std::string error;
   const auto dir = report_dir.empty() ? harness::default_report_dir() : std::filesystem::path(report_dir);
-  for (auto& cx : harness::check_all(minimal, impls, property)) {
+  for (const auto& cx : failures) {
     const auto files = harness::write_counterexample(cx, dir, &error);
     std::cout << harness::render(cx, files);
     if (!files) std::cerr << "chunkmeta: " << error << "\n";

@@ -55,6 +55,12 @@ std::string render(const Counterexample& counterexample, const std::optional<Wri
 std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
                                       const std::string& property);
 
+// A failing workload (a fuzz finding, say) shrunk while `implementations`
+// still fail on it (valid workloads only: the shrinker keeps validity), then
+// the counterexamples of the minimal one. Empty if nothing fails.
+std::vector<Counterexample> shrink_failure(const Workload& found, const std::vector<Implementation>& implementations,
+                                           const std::string& property);
+
 // For fuzz targets: print every failure's report and the input bytes, then
 // std::abort() so the fuzzer keeps the input. Returns when there is none.
 void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input);
