@@ -116,6 +116,14 @@ TEST(ComputeCommand, AnswersEveryLineInOrderAndNamesEachErrorThenExitsOne) {
   }
 }
 
+TEST(ComputeCommand, RefusesWorkloadsAboveALoweredChunkCap) {
+  const auto run = run_cli("compute --max-chunks 3", R"({"chunk_size": 1, "num_computed_tokens": [0], "query_start_loc": [0, 4]})"
+                                                     "\n");
+  EXPECT_EQ(run.exit_code, 1);
+  ASSERT_EQ(run.lines.size(), 1u);
+  EXPECT_EQ(error_of(run.lines[0]).value("code", ""), "output_too_large") << run.lines[0];
+}
+
 TEST(ComputeCommand, ExitsZeroOnEmptyInput) {
   const auto run = run_cli("compute", "");
   EXPECT_EQ(run.exit_code, 0);
@@ -142,6 +150,7 @@ TEST(ComputeCommand, ExitsTwoOnUsageErrors) {
   EXPECT_EQ(run_cli("compute --impl nonsense").exit_code, 2);
   EXPECT_EQ(run_cli("compute --no-such-flag").exit_code, 2);
   EXPECT_EQ(run_cli("frobnicate").exit_code, 2);
+  EXPECT_EQ(run_cli("compute --max-chunks 67108865").exit_code, 2);  // above the default cap: cannot be honoured
 }
 
 TEST(Cli, PrintsHelpAndVersion) {

@@ -197,9 +197,11 @@ int main(int argc, char** argv) {
       "compute", "Read workloads as JSON Lines on stdin, write one JSON line per input line on stdout.\n"
                  "Exit 0 if every line succeeded, 1 if some line was an error, 2 on a usage error.");
   compute_cmd->add_option("--impl", compute_impl, "Implementation: " + builtin_names())->capture_default_str();
-  compute_cmd->add_option("--max-chunks", max_chunks, "Refuse workloads needing more chunks (output_too_large)")
+  // Only lowers the cap: the implementations themselves run with the library's default limits.
+  compute_cmd->add_option("--max-chunks", max_chunks,
+                          "Refuse workloads needing more chunks (output_too_large); at most the default")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t{0}, Limits::kMaxChunksCap));
+      ->check(CLI::Range(std::int64_t{0}, Limits::kDefaultMaxChunks));
 
   std::vector<std::string> verify_impls;
   properties::SuiteOptions options;
