@@ -46,6 +46,9 @@ std::optional<std::vector<Implementation>> implementations(const std::vector<std
 // One JSON line out per line in; flushes whenever no more input is buffered,
 // so a process driving it line by line never waits on our buffer.
 int compute(const Implementation& impl, std::int64_t max_chunks) {
+  // Own buffers for cin/cout (nothing here uses C stdio), so in_avail() sees
+  // buffered input and a stream of lines is not flushed one line at a time.
+  std::ios::sync_with_stdio(false);
   bool all_ok = true;
   std::string line;
   const Limits limits{max_chunks};
