@@ -96,13 +96,20 @@ RowsWritten write_rows(const BasicWorkloadView<Int>& workload, const Destination
   return result;
 }
 
-// Runs the value rules and write_rows, and turns what went wrong into the
-// error validation would give, then the cap, then the buffers' sizes.
+// Rules 1-4 (shape and values); write_rows checks rule 5 as it goes.
 template <typename Int>
-Result<OutputSizes> validated_write(const BasicWorkloadView<Int>& workload, const OutputBuffers& out,
-                                    const Limits& limits) noexcept {
-  if (auto bad = detail::check_shape(workload)) return *bad;
+std::optional<Error> check_shape_and_values(const BasicWorkloadView<Int>& workload) noexcept {
+  if (auto bad = detail::check_shape(workload)) return bad;
   if (!detail::values_in_domain(workload)) return detail::first_broken_rule(workload);
+  return std::nullopt;
+}
+
+// For a workload that passed check_shape_and_values: runs write_rows and turns
+// what went wrong into the error validation would give, then the cap, then
+// the buffers' sizes.
+template <typename Int>
+Result<OutputSizes> write_checked(const BasicWorkloadView<Int>& workload, const OutputBuffers& out,
+                                  const Limits& limits) noexcept {
   const auto rows = static_cast<std::int64_t>(workload.num_computed_tokens.size());
   const auto cu_size = static_cast<std::int64_t>(out.cu_chunk_seqlen.size());
   const auto seq_size = static_cast<std::int64_t>(out.seq_idx.size());
@@ -129,8 +136,7 @@ Result<OutputSizes> validated_write(const BasicWorkloadView<Int>& workload, cons
 // the exact count decides.
 template <typename Int>
 Result<ChunkMetadata> fast_returning(const BasicWorkloadView<Int>& workload, const Limits& limits) {
-  if (auto bad = detail::check_shape(workload)) return *bad;
-  if (!detail::values_in_domain(workload)) return detail::first_broken_rule(workload);
+  if (auto bad = check_shape_and_values(workload)) return *bad;
   const auto rows = static_cast<std::int64_t>(workload.num_computed_tokens.size());
   const std::int64_t tokens = std::int64_t{workload.query_start_loc[rows]} - std::int64_t{workload.query_start_loc[0]};
   std::int64_t capacity = tokens / workload.chunk_size + 2 * rows;
@@ -143,11 +149,18 @@ Result<ChunkMetadata> fast_returning(const BasicWorkloadView<Int>& workload, con
   out.cu_chunk_seqlen.resize(static_cast<std::size_t>(capacity + 1));
   out.seq_idx.resize(static_cast<std::size_t>(capacity));
   out.last_chunk_indices.resize(static_cast<std::size_t>(rows));
-  auto written = validated_write(workload, {out.cu_chunk_seqlen, out.seq_idx, out.last_chunk_indices}, limits);
+  auto written = write_checked(workload, {out.cu_chunk_seqlen, out.seq_idx, out.last_chunk_indices}, limits);
   if (!written.ok()) return written.error();
   out.cu_chunk_seqlen.resize(static_cast<std::size_t>(written.value().cu_chunk_seqlen));
   out.seq_idx.resize(static_cast<std::size_t>(written.value().seq_idx));
   return out;
+}
+
+template <typename Int>
+Result<OutputSizes> validated_write(const BasicWorkloadView<Int>& workload, const OutputBuffers& out,
+                                    const Limits& limits) noexcept {
+  if (auto bad = check_shape_and_values(workload)) return *bad;
+  return write_checked(workload, out, limits);
 }
 
 }  // namespace
