@@ -1,5 +1,6 @@
-// The implementations the differential target checks: the built-in ones, or,
-// in the test-only planted build, a deliberately wrong one.
+// The implementations the fuzz targets check: the built-in ones or a plugin's
+// (CHUNKMETA_FUZZ_PLUGIN), or, in the test-only planted build, a deliberately
+// wrong one.
 #pragma once
 
 #include <vector>

@@ -1,5 +1,9 @@
 #include "chunkmeta/harness/implementations.hpp"
 
+#include "chunkmeta/harness/plugin.hpp"
+#include "chunkmeta/harness/report.hpp"
+#include "chunkmeta/harness/subprocess.hpp"
+
 namespace chunkmeta::harness {
 namespace {
 
@@ -50,18 +54,18 @@ Outcome into_buffers(const View& view) {
 
 std::vector<Implementation> make_builtins() {
   return {
-      {"reference", "the SPEC's procedure, ported line by line", [](const Workload& w) { return reference(w); }},
-      {"fast", "production implementation, returning, int64 input", [](const Workload& w) { return fast(w); }},
-      {"fast-int32", "production implementation, returning, engine int32 input",
+      in_process("reference", "the SPEC's procedure, ported line by line", [](const Workload& w) { return reference(w); }),
+      in_process("fast", "production implementation, returning, int64 input", [](const Workload& w) { return fast(w); }),
+      in_process("fast-int32", "production implementation, returning, engine int32 input",
        [](const Workload& w) {
          return through_int32(w, [](const WorkloadView32& v) { return fast(v); });
-       }},
-      {"fast-into", "production implementation, caller buffers, int64 input",
-       [](const Workload& w) { return into_buffers(view_of(w)); }},
-      {"fast-into-int32", "production implementation, caller buffers, engine int32 input",
+       }),
+      in_process("fast-into", "production implementation, caller buffers, int64 input",
+       [](const Workload& w) { return into_buffers(view_of(w)); }),
+      in_process("fast-into-int32", "production implementation, caller buffers, engine int32 input",
        [](const Workload& w) {
          return through_int32(w, [](const WorkloadView32& v) { return into_buffers(v); });
-       }},
+       }),
   };
 }
 
@@ -77,6 +81,54 @@ std::optional<Implementation> find_builtin(std::string_view name) {
     if (implementation.name == name) return implementation;
   }
   return std::nullopt;
+}
+
+namespace {
+
+bool starts_with(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+std::variant<std::vector<Implementation>, std::string> resolve_implementations(const std::string& spec,
+                                                                                const ResolveOptions& options) {
+  std::vector<Implementation> found;
+  if (starts_with(spec, "cmd:")) {
+    const std::string command = spec.substr(4);
+    if (command.find_first_not_of(" \t") == std::string::npos) return std::string("cmd: needs a command, e.g. cmd:'chunkmeta compute'");
+    SubprocessOptions sub;
+    sub.command = command;
+    sub.timeout_seconds = options.timeout_seconds;
+    std::shared_ptr<Subprocess> process;
+    found.push_back(subprocess_implementation(spec, sub, &process));
+    if (options.processes != nullptr) options.processes->emplace_back(spec, process);
+  } else if (starts_with(spec, "plugin:")) {
+    auto loaded = load_plugin(spec.substr(7));
+    if (auto* why = std::get_if<std::string>(&loaded)) return *why;
+    found = std::get<std::vector<Implementation>>(std::move(loaded));
+    if (!options.plugins_in_process) {
+      for (auto& impl : found) {
+        SubprocessOptions sub;
+        sub.command = shell_quote(options.self_path) + " compute --impl " + shell_quote(impl.name);
+        sub.timeout_seconds = options.timeout_seconds;
+        std::shared_ptr<Subprocess> process;
+        Implementation isolated = subprocess_implementation(impl.name, sub, &process);
+        if (options.processes != nullptr) options.processes->emplace_back(impl.name, process);
+        isolated.description = impl.description + " (plugin, in a child process)";
+        isolated.rejects_invalid_input = impl.rejects_invalid_input;
+        impl = std::move(isolated);
+      }
+    }
+  } else if (auto builtin = find_builtin(spec)) {
+    found.push_back(*builtin);
+  } else {
+    std::string names;
+    for (const auto& impl : builtin_implementations()) names += (names.empty() ? "" : ", ") + impl.name;
+    return "unknown implementation '" + spec + "' (known: " + names + ", cmd:COMMAND, plugin:PATH[#NAME])";
+  }
+  if (options.valid_only) {
+    for (auto& impl : found) impl.rejects_invalid_input = false;
+  }
+  return found;
 }
 
 }  // namespace chunkmeta::harness

@@ -127,10 +127,10 @@ std::variant<Workload, InputError> parse_workload(const Json& value) {
   return workload;
 }
 
-std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
-  Json value;
+namespace {
+std::variant<Json, InputError> parse_json_line(std::string_view line) {
   try {
-    value = Json::parse(line);
+    return Json::parse(line);
   } catch (const Json::parse_error& e) {
     return input_error("malformed_json", "", Error::kNoIndex,
                        "not valid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
@@ -138,7 +138,130 @@ std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
     // Found by fuzz_json_line: a number such as 1E4748 overflows a double while parsing.
     return input_error("malformed_json", "", Error::kNoIndex, std::string("JSON the parser cannot hold: ") + e.what());
   }
-  return parse_workload(value);
+}
+}  // namespace
+
+std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
+  auto value = parse_json_line(line);
+  if (auto* bad = std::get_if<InputError>(&value)) return std::move(*bad);
+  return parse_workload(std::get<Json>(value));
+}
+
+Request parse_request_line(std::string_view line) {
+  auto value = parse_json_line(line);
+  if (auto* bad = std::get_if<InputError>(&value)) return {Json(nullptr), std::move(*bad)};
+  Json& object = std::get<Json>(value);
+  Json id = nullptr;
+  if (object.is_object() && object.contains("id")) {
+    id = object["id"];
+    object.erase("id");
+  }
+  return {std::move(id), parse_workload(object)};
+}
+
+Json answer_json(const Json& id, const Json& body) {
+  if (id.is_null()) return body;
+  Json answer = Json::object();
+  answer["id"] = id;
+  for (const auto& [key, value] : body.items()) answer[key] = value;
+  return answer;
+}
+
+Json failure_json(const Misbehaviour& m) {
+  Json failure = Json::object();
+  failure["kind"] = to_string(m.kind);
+  failure["summary"] = m.summary;
+  failure["detail"] = m.detail;
+  return Json{{"failure", std::move(failure)}};
+}
+
+std::optional<std::string_view> known_field(std::string_view name) {
+  for (auto field : kKnownFields) {
+    if (name == field) return field;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// SAX events of one result line; returning false stops the parse (the line is
+// then not one this fast path reads).
+class ResultLineReader final : public nlohmann::json_sax<Json> {
+ public:
+  ResultLine line;
+
+  bool complete() const { return seen_ == 0b111 && depth_ == 0; }
+
+  bool null() override { return false; }
+  bool boolean(bool) override { return false; }
+  bool number_integer(number_integer_t value) override { return add(value); }
+  bool number_unsigned(number_unsigned_t value) override {
+    if (depth_ == 1 && key_ == Key::id && !line.id) {
+      line.id = value;
+      key_ = Key::none;
+      return true;
+    }
+    return value <= static_cast<number_unsigned_t>(std::numeric_limits<std::int32_t>::max()) &&
+           add(static_cast<number_integer_t>(value));
+  }
+  bool number_float(number_float_t, const string_t&) override { return false; }
+  bool string(string_t&) override { return false; }
+  bool binary(binary_t&) override { return false; }
+  bool start_object(std::size_t) override { return depth_++ == 0; }
+  bool end_object() override { return --depth_ == 0; }
+  bool start_array(std::size_t) override {
+    if (depth_ != 1 || target_ == nullptr) return false;
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    target_ = nullptr;
+    key_ = Key::none;
+    return true;
+  }
+  bool key(string_t& name) override {
+    static constexpr std::array<std::string_view, 3> arrays = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
+    std::vector<std::int32_t>* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
+                                             &line.result.last_chunk_indices};
+    if (name == "id") {
+      key_ = Key::id;
+      return !line.id;
+    }
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      if (name != arrays[i]) continue;
+      if (seen_ & (1u << i)) return false;  // repeated: the DOM keeps the last, leave it to the DOM
+      seen_ |= 1u << i;
+      target_ = targets[i];
+      target_->clear();  // ChunkMetadata starts with cu_chunk_seqlen = {0}
+      key_ = Key::array;
+      return true;
+    }
+    return false;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  enum class Key { none, id, array };
+  bool add(number_integer_t value) {
+    if (depth_ != 2 || target_ == nullptr) return false;
+    if (value < std::numeric_limits<std::int32_t>::min() || value > std::numeric_limits<std::int32_t>::max())
+      return false;
+    target_->push_back(static_cast<std::int32_t>(value));
+    return true;
+  }
+  int depth_ = 0;
+  unsigned seen_ = 0;
+  Key key_ = Key::none;
+  std::vector<std::int32_t>* target_ = nullptr;
+};
+
+}  // namespace
+
+std::optional<ResultLine> parse_result_line(std::string_view line) {
+  ResultLineReader reader;
+  if (!Json::sax_parse(line, &reader) || !reader.complete()) return std::nullopt;
+  return std::move(reader.line);
 }
 
 std::optional<Outcome> parse_outcome(const Json& value) {
@@ -149,11 +272,7 @@ std::optional<Outcome> parse_outcome(const Json& value) {
     const auto code = parse_error_code(e["code"].get<std::string>());
     if (!code) return std::nullopt;
     Error error{*code, {}, Error::kNoIndex, 0, 0};
-    if (e.contains("field") && e["field"].is_string()) {
-      for (auto field : kKnownFields) {
-        if (e["field"].get<std::string>() == field) error.field = field;
-      }
-    }
+    if (e.contains("field") && e["field"].is_string()) error.field = known_field(e["field"].get<std::string>()).value_or("");
     if (e.contains("index") && e["index"].is_number_integer()) error.index = e["index"].get<std::int64_t>();
     return Outcome(error);
   }

@@ -13,8 +13,24 @@ std::string_view to_string(FindingKind kind) noexcept {
     case FindingKind::accepted_invalid: return "accepted_invalid";
     case FindingKind::wrong_error: return "wrong_error";
     case FindingKind::relation_broken: return "relation_broken";
+    case FindingKind::crashed: return "crashed";
+    case FindingKind::timed_out: return "timed_out";
+    case FindingKind::malformed_output: return "malformed_output";
+    case FindingKind::missing_output: return "missing_output";
+    case FindingKind::raised: return "raised";
   }
   return "unknown";
+}
+
+bool is_misbehaviour(FindingKind kind) noexcept {
+  switch (kind) {
+    case FindingKind::crashed:
+    case FindingKind::timed_out:
+    case FindingKind::malformed_output:
+    case FindingKind::missing_output:
+    case FindingKind::raised: return true;
+    default: return false;
+  }
 }
 
 namespace {
@@ -177,7 +193,7 @@ std::optional<Divergence> first_divergence(const ChunkMetadata& expected, const 
 
 std::optional<Finding> compare_outcomes(const Outcome& expected, const Outcome& actual) {
   const auto finding = [&](FindingKind kind, std::string summary) {
-    return Finding{kind, std::move(summary), expected, actual, std::nullopt, std::nullopt};
+    return Finding{kind, std::move(summary), expected, actual, std::nullopt, std::nullopt, {}};
   };
   if (!expected.ok()) {
     if (actual.ok()) return finding(FindingKind::accepted_invalid, "computed a result for input that must be rejected");
@@ -193,12 +209,25 @@ std::optional<Finding> compare_outcomes(const Outcome& expected, const Outcome& 
   return std::nullopt;
 }
 
-std::optional<Finding> judge(const Workload& workload, const Outcome& actual) {
+Implementation in_process(std::string name, std::string description,
+                          std::function<Answer(const Workload&)> compute) {
+  return Implementation{std::move(name), std::move(description), std::move(compute), nullptr, true};
+}
+
+Finding finding_of(const Misbehaviour& misbehaviour, std::optional<Outcome> expected) {
+  Finding f{misbehaviour.kind,  misbehaviour.summary, std::move(expected), std::nullopt,
+            std::nullopt,        std::nullopt,         misbehaviour.detail};
+  return f;
+}
+
+std::optional<Finding> judge(const Workload& workload, const Answer& actual) {
   return judge(workload, actual, reference(workload));
 }
 
-std::optional<Finding> judge(const Workload& workload, const Outcome& actual, const Outcome& expected,
+std::optional<Finding> judge(const Workload& workload, const Answer& answer, const Outcome& expected,
                              const std::optional<InvariantViolation>* expected_violation) {
+  if (const auto* misbehaviour = std::get_if<Misbehaviour>(&answer)) return finding_of(*misbehaviour, expected);
+  const Outcome& actual = std::get<Outcome>(answer);
   auto finding = compare_outcomes(expected, actual);
   if (actual.ok() && expected.ok()) {
     // The invariants name the broken rule even when the reference port itself is wrong.
@@ -207,7 +236,7 @@ std::optional<Finding> judge(const Workload& workload, const Outcome& actual, co
                                                                : check_invariants(workload, actual.value());
     if (violation && !finding) {
       finding = Finding{FindingKind::invariant_violated, "output equals the reference but breaks a SPEC invariant",
-                        expected, actual, std::nullopt, std::nullopt};
+                        expected, actual, std::nullopt, std::nullopt, {}};
     }
     if (finding) finding->invariant = std::move(violation);
   }
@@ -240,6 +269,7 @@ std::ostream& operator<<(std::ostream& os, const Finding& f) {
   if (f.actual) os << "\n  actual:   " << *f.actual;
   if (f.divergence) os << "\n  first divergence: " << *f.divergence;
   if (f.invariant) os << "\n  " << *f.invariant;
+  if (!f.detail.empty()) os << "\n  detail:   " << f.detail;
   return os;
 }
 

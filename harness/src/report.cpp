@@ -34,20 +34,36 @@ Json invariant_json(const InvariantViolation& v) {
   return j;
 }
 
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
+// Implementation names can be whole commands: keep file names short.
 std::string safe_file_part(std::string text) {
+  if (text.size() > 48) text = text.substr(0, 32) + "-" + content_name(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())).substr(0, 8);
   for (char& c : text) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
   }
   return text;
 }
 
+// The first line after `label`, later lines aligned under it.
+std::string indented(const std::string& label, const std::string& text) {
+  std::string out = label;
+  const std::string pad(label.size(), ' ');
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '\n' && i + 1 < text.size()) out += pad;
+  }
+  if (out.back() != '\n') out += '\n';
+  return out;
+}
+
 }  // namespace
+
+std::string shell_quote(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:#") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
 
 std::string content_name(std::span<const std::uint8_t> bytes) {
   std::uint64_t hash = 14695981039346656037ULL;
@@ -78,7 +94,7 @@ Json corpus_entry(const Workload& workload, const std::string& origin) {
 }
 
 std::string replay_command(const std::string& implementation, const std::filesystem::path& file) {
-  return std::string(CHUNKMETA_CLI_PATH) + " replay --impl " + implementation + " " + shell_quote(file.string());
+  return std::string(CHUNKMETA_CLI_PATH) + " replay --impl " + shell_quote(implementation) + " " + shell_quote(file.string());
 }
 
 Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files) {
@@ -94,6 +110,7 @@ Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files)
   if (cx.finding.actual) j["actual"] = to_json(*cx.finding.actual);
   j["first_divergence"] = cx.finding.divergence ? divergence_json(*cx.finding.divergence) : Json(nullptr);
   j["invariant"] = cx.finding.invariant ? invariant_json(*cx.finding.invariant) : Json(nullptr);
+  if (!cx.finding.detail.empty()) j["detail"] = cx.finding.detail;
   if (!cx.related.empty()) {
     Json related = Json::array();
     for (const auto& r : cx.related) {
@@ -128,9 +145,14 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
     if (r.actual) os << "    its output: " << to_json(*r.actual).dump() << "\n";
   }
   if (cx.finding.expected) os << "  expected:  " << to_json(*cx.finding.expected).dump() << "\n";
-  if (cx.finding.actual) os << "  actual:    " << to_json(*cx.finding.actual).dump() << "\n";
+  if (cx.finding.actual) {
+    os << "  actual:    " << to_json(*cx.finding.actual).dump() << "\n";
+  } else if (is_misbehaviour(cx.finding.kind)) {
+    os << "  actual:    (no answer)\n";
+  }
   if (cx.finding.divergence) os << "  first divergence: " << *cx.finding.divergence << "\n";
   if (cx.finding.invariant) os << "  " << *cx.finding.invariant << "\n";
+  if (!cx.finding.detail.empty()) os << indented("  detail:    ", cx.finding.detail);
   if (cx.seed) os << "  seed:      " << *cx.seed << " (after " << cx.cases_before_failure << " passing cases)\n";
   if (!cx.reproduce.empty()) os << "  reproduce: RC_PARAMS=\"" << cx.reproduce << "\"\n";
   if (!cx.rerun_command.empty()) os << "  rerun:     " << cx.rerun_command << "\n";
@@ -148,7 +170,10 @@ std::vector<Counterexample> check_all(const Workload& workload, const std::vecto
   const Outcome expected = reference(workload);
   const std::optional<InvariantViolation> expected_violation =
       expected.ok() ? check_invariants(workload, expected.value()) : std::nullopt;
+  // Input outside an implementation's contract (an engine function takes valid workloads only) is not sent.
+  const bool invalid = !expected.ok() && kind_of(expected.error().code) == ErrorKind::invalid_input;
   for (const auto& implementation : implementations) {
+    if (invalid && !implementation.rejects_invalid_input) continue;
     if (auto finding = judge(workload, implementation.compute(workload), expected, &expected_violation)) {
       Counterexample cx;
       cx.implementation = implementation.name;

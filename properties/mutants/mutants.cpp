@@ -88,7 +88,7 @@ harness::Outcome rewrite_with(Slip slip, const Workload& w) {
 }
 
 Mutant make(std::string name, Slip slip, std::string description, std::size_t fewest_failing_rows = 1) {
-  return {{std::move(name), description, [slip](const Workload& w) { return rewrite_with(slip, w); }},
+  return {harness::in_process(std::move(name), description, [slip](const Workload& w) { return rewrite_with(slip, w); }),
           std::move(description), fewest_failing_rows};
 }
 

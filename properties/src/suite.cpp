@@ -3,6 +3,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
@@ -20,6 +21,7 @@ using harness::Counterexample;
 using harness::Finding;
 using harness::FindingKind;
 using harness::Implementation;
+using harness::Answer;
 using harness::Outcome;
 
 // The counterexample recorded by the latest failing case of the running
@@ -108,6 +110,14 @@ rc::Gen<MultiplesCase> multiples_cases() {
 
 // --- Property bodies. ---
 
+// The implementation's answer; the case fails when it gave none (crash, hang...).
+Outcome answer_of(const Implementation& impl, const Workload& w) {
+  Answer answer = impl.compute(w);
+  if (const auto* misbehaviour = std::get_if<harness::Misbehaviour>(&answer))
+    fail_with(counterexample(impl, w, harness::finding_of(*misbehaviour, reference(w))));
+  return std::get<Outcome>(std::move(answer));
+}
+
 void matches_reference(const Implementation& impl) {
   const Workload w = *valid();
   tag_edge_classes(w);
@@ -117,14 +127,14 @@ void matches_reference(const Implementation& impl) {
 void satisfies_invariants(const Implementation& impl) {
   const Workload w = *valid();
   tag_edge_classes(w);
-  const Outcome actual = impl.compute(w);
+  const Outcome actual = answer_of(impl, w);
   if (!actual.ok()) {
     fail_with(counterexample(impl, w, Finding{FindingKind::unexpected_error, "refused a valid workload",
-                                              std::nullopt, actual, std::nullopt, std::nullopt}));
+                                              std::nullopt, actual, std::nullopt, std::nullopt, {}}));
   }
   if (auto violation = harness::check_invariants(w, actual.value())) {
     fail_with(counterexample(impl, w, Finding{FindingKind::invariant_violated, "output breaks a SPEC invariant",
-                                              std::nullopt, actual, std::nullopt, std::move(violation)}));
+                                              std::nullopt, actual, std::nullopt, std::move(violation), {}}));
   }
 }
 
@@ -136,7 +146,7 @@ void expect_relation(const Implementation& impl, const Workload& w, const std::s
     if (r.actual && !r.actual->ok()) {
       Counterexample cx = counterexample(impl, r.workload, Finding{FindingKind::unexpected_error,
                                                                    "refused a valid workload (" + r.role + ")",
-                                                                   std::nullopt, *r.actual, std::nullopt, std::nullopt});
+                                                                   std::nullopt, *r.actual, std::nullopt, std::nullopt, {}});
       cx.related = related;
       fail_with(std::move(cx));
     }
@@ -154,9 +164,9 @@ void split_and_join(const Implementation& impl) {
   const SplitCase c = *split_cases();
   tag_edge_classes(c.workload);
   const auto [left, right] = split_batch(c.workload, c.split);
-  const Outcome whole = impl.compute(c.workload);
-  const Outcome left_out = impl.compute(left);
-  const Outcome right_out = impl.compute(right);
+  const Outcome whole = answer_of(impl, c.workload);
+  const Outcome left_out = answer_of(impl, left);
+  const Outcome right_out = answer_of(impl, right);
   std::vector<harness::RelatedWorkload> related = {
       {"whole batch", c.workload, whole},
       {"left part (rows before " + std::to_string(c.split) + ")", left, left_out},
@@ -177,8 +187,8 @@ void shift_invariance(const Implementation& impl) {
   const ShiftCase c = *shift_cases();
   tag_edge_classes(c.workload);
   const Workload shifted = shift_query_start_loc(c.workload, c.delta);
-  const Outcome original = impl.compute(c.workload);
-  const Outcome moved = impl.compute(shifted);
+  const Outcome original = answer_of(impl, c.workload);
+  const Outcome moved = answer_of(impl, shifted);
   expect_relation(impl, c.workload,
                   "shifting every query_start_loc entry by " + std::to_string(c.delta) + " changed the output",
                   {{"shifted by " + std::to_string(c.delta), shifted, moved}, {"original", c.workload, original}},
@@ -189,8 +199,8 @@ void chunk_multiples_invariance(const Implementation& impl) {
   const MultiplesCase c = *multiples_cases();
   tag_edge_classes(c.workload);
   const Workload moved = add_chunk_multiples(c.workload, c.multiples);
-  const Outcome original = impl.compute(c.workload);
-  const Outcome after = impl.compute(moved);
+  const Outcome original = answer_of(impl, c.workload);
+  const Outcome after = answer_of(impl, moved);
   expect_relation(impl, c.workload, "adding multiples of chunk_size to computed tokens changed the output",
                   {{"computed tokens moved by multiples of chunk_size", moved, after}, {"original", c.workload, original}},
                   original, after);
@@ -210,7 +220,7 @@ void validate_names_rule(const Implementation& impl) {
   if (!error || !error->same_rule(invalid.expected)) {
     Finding finding{error ? FindingKind::wrong_error : FindingKind::accepted_invalid,
                     "validate() does not name the broken rule " + invalid.rule, Outcome(invalid.expected),
-                    error ? std::optional<Outcome>(*error) : std::nullopt, std::nullopt, std::nullopt};
+                    error ? std::optional<Outcome>(*error) : std::nullopt, std::nullopt, std::nullopt, {}};
     fail_with(counterexample(impl, invalid.workload, std::move(finding)));
   }
 }
@@ -220,7 +230,7 @@ void validate_accepts_valid(const Implementation& impl) {
   tag_edge_classes(w);
   if (auto error = validate(w)) {
     fail_with(counterexample(impl, w, Finding{FindingKind::unexpected_error, "validate() refused a valid workload",
-                                              std::nullopt, Outcome(*error), std::nullopt, std::nullopt}));
+                                              std::nullopt, Outcome(*error), std::nullopt, std::nullopt, {}}));
   }
 }
 
@@ -238,7 +248,7 @@ void validate_applies_cap(const Implementation& impl) {
         << (at_cap ? to_string(at_cap->code) : std::string_view("acceptance")) << ", cap " << chunks - 1 << " gives "
         << (below_cap ? to_string(below_cap->code) : std::string_view("acceptance"));
     fail_with(counterexample(impl, w, Finding{FindingKind::wrong_error, why.str(), std::nullopt, std::nullopt,
-                                              std::nullopt, std::nullopt}));
+                                              std::nullopt, std::nullopt, {}}));
   }
 }
 
@@ -288,7 +298,7 @@ void fast_into_any_buffers(const Implementation& impl) {
                                        std::string("fast_into did not name the short buffer ") + names[first_short],
                                        Outcome(Error{ErrorCode::output_buffer_too_small, names[first_short],
                                                      Error::kNoIndex, 0, needed[first_short]}),
-                                       actual, std::nullopt, std::nullopt}));
+                                       actual, std::nullopt, std::nullopt, {}}));
     }
     return;
   }
@@ -300,30 +310,34 @@ void fast_into_any_buffers(const Implementation& impl) {
 
 std::vector<Property> make_properties() {
   using S = Scope;
+  // One constructor keeps the table short and every field set.
+  auto make = [](std::string name, std::string sentence, S scope, auto run_case, bool sends_invalid = false) {
+    return Property{std::move(name), std::move(sentence), scope, run_case, sends_invalid};
+  };
   return {
-      {"MatchesReferenceOnEveryValidWorkload", "matches the reference, element for element, on every valid workload",
-       S::implementation, matches_reference},
-      {"SatisfiesSpecInvariants", "satisfies the SPEC's seven invariants", S::implementation, satisfies_invariants},
-      {"GivesTheSameResultWhenTheBatchIsSplitAndJoined",
+      make("MatchesReferenceOnEveryValidWorkload", "matches the reference, element for element, on every valid workload",
+       S::implementation, matches_reference),
+      make("SatisfiesSpecInvariants", "satisfies the SPEC's seven invariants", S::implementation, satisfies_invariants),
+      make("GivesTheSameResultWhenTheBatchIsSplitAndJoined",
        "gives the same result when the batch is split in two and the halves' results joined", S::implementation,
-       split_and_join},
-      {"IgnoresAShiftOfQueryStartLoc", "gives the same result when every query_start_loc entry is shifted",
-       S::implementation, shift_invariance},
-      {"IgnoresMultiplesOfChunkSizeInComputedTokens",
+       split_and_join),
+      make("IgnoresAShiftOfQueryStartLoc", "gives the same result when every query_start_loc entry is shifted",
+       S::implementation, shift_invariance),
+      make("IgnoresMultiplesOfChunkSizeInComputedTokens",
        "gives the same result when multiples of chunk_size are added to computed tokens", S::implementation,
-       chunk_multiples_invariance},
-      {"RejectsInvalidWorkloadsLikeTheReference",
+       chunk_multiples_invariance),
+      make("RejectsInvalidWorkloadsLikeTheReference",
        "rejects every invalid workload with the reference's code, field and index", S::implementation,
-       rejects_invalid_like_reference},
-      {"ValidateNamesTheBrokenRule", "validate() names the code, field and index of the broken rule", S::library,
-       validate_names_rule},
-      {"ValidateAcceptsEveryValidWorkload", "validate() accepts every valid workload", S::library,
-       validate_accepts_valid},
-      {"ValidateRefusesOutputAboveTheCap", "validate() refuses exactly the workloads above the chunk cap",
-       S::library, validate_applies_cap},
-      {"FastIntoNamesTheShortBufferOrFillsAnyLargeEnoughOne",
+       rejects_invalid_like_reference, true),
+      make("ValidateNamesTheBrokenRule", "validate() names the code, field and index of the broken rule", S::library,
+       validate_names_rule),
+      make("ValidateAcceptsEveryValidWorkload", "validate() accepts every valid workload", S::library,
+       validate_accepts_valid),
+      make("ValidateRefusesOutputAboveTheCap", "validate() refuses exactly the workloads above the chunk cap",
+       S::library, validate_applies_cap),
+      make("FastIntoNamesTheShortBufferOrFillsAnyLargeEnoughOne",
        "fast_into names the first buffer that is too short, or fills buffers of any larger size correctly",
-       S::library, fast_into_any_buffers},
+       S::library, fast_into_any_buffers),
   };
 }
 
@@ -387,32 +401,89 @@ void tag_edge_classes(const Workload& workload) {
   for (const auto& cls : edge_classes(workload)) RC_TAG(cls);
 }
 
-PropertyResult run_property(const Property& property, const Implementation& impl, const SuiteOptions& options) {
-  const auto& config = rc::detail::configuration();
-  rc::detail::TestParams params = config.testParams;
-  if (options.cases > 0) {
-    params.maxSuccess = options.cases;
-  } else if (!rc_params_mention("max_success")) {
-    params.maxSuccess = std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
-  }
-  if (options.seed) params.seed = *options.seed;
+namespace {
 
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+rc::detail::TestResult check_with(const Property& property, const Implementation& impl,
+                                  const rc::detail::TestParams& params, rc::detail::TestListener& listener) {
   rc::detail::TestMetadata metadata;
   metadata.id = impl.name + "/" + property.name;
   metadata.description = property.sentence;
+  return rc::detail::checkProperty(rc::detail::toProperty([&property, &impl] { property.run_case(impl); }), metadata,
+                                   params, listener, rc::detail::configuration().reproduce);
+}
 
-  latest_failure.reset();
-  running_property = &property;
-  Tally tally;
-  const auto outcome = rc::detail::checkProperty(
-      rc::detail::toProperty([&property, &impl] { property.run_case(impl); }), metadata, params, tally,
-      config.reproduce);
-  running_property = nullptr;
+// Answers fetched in one batch for the workloads a reference-only pass over
+// the same cases asked for. RapidCheck replays the same cases for the same
+// seed, so the real pass finds them in order; from the first workload that
+// differs (shrinking has begun) every call goes to the implementation.
+struct Prefetched {
+  std::vector<Workload> workloads;
+  std::vector<Answer> answers;
+  std::size_t next = 0;
+};
 
+Prefetched prefetch(const Property& property, const Implementation& impl, const rc::detail::TestParams& params,
+                    PropertyResult& stats) {
+  Prefetched cache;
+  Implementation recorder = impl;
+  recorder.compute = [&cache](const Workload& w) -> Answer {
+    cache.workloads.push_back(w);
+    return reference(w);
+  };
+  Tally ignored;
+  const std::optional<Counterexample> saved = latest_failure;
+  check_with(property, recorder, params, ignored);
+  latest_failure = saved;
+  const auto start = Clock::now();
+  cache.answers = impl.compute_batch(cache.workloads);
+  stats.implementation_seconds += seconds_since(start);
+  return cache;
+}
+
+// `impl` with its calls counted and timed, answered from `cache` while it lasts.
+Implementation instrumented(const Implementation& impl, Prefetched* cache, PropertyResult& stats) {
+  Implementation out = impl;
+  out.compute_batch = nullptr;
+  out.compute = [&impl, cache, &stats](const Workload& w) -> Answer {
+    ++stats.implementation_calls;
+    if (cache != nullptr && cache->next < cache->answers.size()) {
+      if (cache->workloads[cache->next] == w) {
+        ++stats.prefetched;
+        return cache->answers[cache->next++];
+      }
+      cache->next = cache->answers.size();
+    }
+    const auto start = Clock::now();
+    Answer answer = impl.compute(w);
+    stats.implementation_seconds += seconds_since(start);
+    return answer;
+  };
+  return out;
+}
+
+// One RapidCheck run of `property` with `params`.
+PropertyResult run_round(const Property& property, const Implementation& impl, const SuiteOptions& options,
+                         const rc::detail::TestParams& params) {
   PropertyResult result;
   result.property = property.name;
   result.implementation = impl.name;
   result.seed = params.seed;
+  result.rounds = 1;
+  const auto start = Clock::now();
+
+  latest_failure.reset();
+  running_property = &property;
+  std::optional<Prefetched> cache;
+  if (options.prefetch && impl.compute_batch) cache = prefetch(property, impl, params, result);
+  const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result);
+  Tally tally;
+  const auto outcome = check_with(property, measured, params, tally);
+  running_property = nullptr;
+  result.seconds = seconds_since(start);
+
   result.edge_classes = std::move(tally.classes);
   result.shrinks = tally.shrinks;
   if (outcome.is<rc::detail::SuccessResult>()) {
@@ -428,7 +499,7 @@ PropertyResult run_property(const Property& property, const Implementation& impl
 
   result.cases = failure->numSuccess;
   rc::detail::Configuration reproduce_config;
-  reproduce_config.reproduce[metadata.id] = failure->reproduce;
+  reproduce_config.reproduce[impl.name + "/" + property.name] = failure->reproduce;
   const std::string reproduce = rc::detail::configToMinimalString(reproduce_config);
 
   Counterexample cx;
@@ -439,7 +510,7 @@ PropertyResult run_property(const Property& property, const Implementation& impl
     cx.implementation = impl.name;
     cx.property = property.name;
     cx.finding = Finding{FindingKind::unexpected_error, failure->description, std::nullopt, std::nullopt,
-                         std::nullopt, std::nullopt};
+                         std::nullopt, std::nullopt, {}};
   }
   cx.seed = params.seed;
   cx.reproduce = reproduce;
@@ -447,7 +518,7 @@ PropertyResult run_property(const Property& property, const Implementation& impl
   if (!options.rerun_command.empty()) {
     cx.rerun_command = "RC_PARAMS=\"" + reproduce + "\" " +
                        replace_all(replace_all(options.rerun_command, "{property}", property.name),
-                                   "{implementation}", impl.name);
+                                   "{implementation}", harness::shell_quote(impl.name));
   }
   if (options.write_reports) {
     std::string error;
@@ -459,11 +530,81 @@ PropertyResult run_property(const Property& property, const Implementation& impl
   return result;
 }
 
+void add_round(PropertyResult& total, PropertyResult round) {
+  const int cases = total.cases + round.cases;
+  const int rounds = total.rounds + 1;
+  const double seconds = total.seconds + round.seconds;
+  const double impl_seconds = total.implementation_seconds + round.implementation_seconds;
+  const long long calls = total.implementation_calls + round.implementation_calls;
+  const long long prefetched = total.prefetched + round.prefetched;
+  auto classes = std::move(total.edge_classes);
+  for (const auto& [name, count] : round.edge_classes) classes[name] += count;
+  const std::uint64_t first_seed = total.rounds == 0 ? round.seed : total.seed;
+  total = std::move(round);
+  total.cases = cases;
+  total.rounds = rounds;
+  total.seconds = seconds;
+  total.implementation_seconds = impl_seconds;
+  total.implementation_calls = calls;
+  total.prefetched = prefetched;
+  total.edge_classes = std::move(classes);
+  if (total.passed) total.seed = first_seed;
+}
+
+}  // namespace
+
+PropertyResult run_property(const Property& property, const Implementation& impl, const SuiteOptions& options) {
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  int target = 0;
+  if (options.cases > 0) {
+    target = options.cases;
+  } else if (rc_params_mention("max_success")) {
+    target = params.maxSuccess;
+  } else if (options.time_budget_seconds > 0) {
+    target = 1 << 30;  // the budget alone decides
+  } else {
+    target = std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
+  }
+  if (options.seed) params.seed = *options.seed;
+  if (options.time_budget_seconds <= 0) {
+    params.maxSuccess = target;
+    return run_round(property, impl, options, params);
+  }
+
+  // Rounds: a small first one measures the rate, later ones fill the budget.
+  PropertyResult total;
+  const auto start = Clock::now();
+  const std::uint64_t base_seed = params.seed;
+  for (int round = 0; total.cases < target; ++round) {
+    const double left = options.time_budget_seconds - seconds_since(start);
+    if (round > 0 && left < 0.02 * options.time_budget_seconds) break;
+    const double rate = total.seconds > 0 ? total.cases / total.seconds : 0;
+    const double planned = round == 0 ? 200.0 : std::max(50.0, 0.9 * rate * left);
+    params.maxSuccess = static_cast<int>(std::min<double>(target - total.cases, planned));
+    params.seed = base_seed + static_cast<std::uint64_t>(round);
+    add_round(total, run_round(property, impl, options, params));
+    if (!total.passed) break;
+  }
+  return total;
+}
+
 bool SuiteResult::passed() const {
   for (const auto& p : properties) {
     if (!p.passed) return false;
   }
   return true;
+}
+
+double SuiteResult::seconds() const {
+  double total = 0;
+  for (const auto& p : properties) total += p.seconds;
+  return total;
+}
+
+double SuiteResult::implementation_seconds() const {
+  double total = 0;
+  for (const auto& p : properties) total += p.implementation_seconds;
+  return total;
 }
 
 int SuiteResult::cases() const {
@@ -474,11 +615,31 @@ int SuiteResult::cases() const {
 
 SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
   SuiteResult suite;
+  std::vector<const Property*> selected;
   for (const auto& property : all_properties()) {
     if (property.scope == Scope::library && !options.include_library) continue;
     if (!options.only.empty() && std::find(options.only.begin(), options.only.end(), property.name) == options.only.end())
       continue;
-    suite.properties.push_back(run_property(property, impl, options));
+    selected.push_back(&property);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const Property& property = *selected[i];
+    if (property.sends_invalid_input && !impl.rejects_invalid_input) {
+      PropertyResult skipped;
+      skipped.property = property.name;
+      skipped.implementation = impl.name;
+      skipped.passed = true;
+      skipped.skipped = true;
+      suite.properties.push_back(std::move(skipped));
+      continue;
+    }
+    SuiteOptions share = options;
+    if (options.time_budget_seconds > 0) {
+      const double left = options.time_budget_seconds - seconds_since(start);
+      share.time_budget_seconds = std::max(0.05, left / static_cast<double>(selected.size() - i));
+    }
+    suite.properties.push_back(run_property(property, impl, share));
     if (options.stop_at_first_failure && !suite.properties.back().passed) break;
   }
   return suite;

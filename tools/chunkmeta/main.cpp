@@ -3,14 +3,20 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <iomanip>
 #include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chunkmeta/harness/corpus.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/implementations.hpp"
+#include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/subprocess.hpp"
 #include "chunkmeta/properties/suite.hpp"
 
 namespace {
@@ -28,23 +34,32 @@ std::string builtin_names() {
   return names;
 }
 
-// Resolves --impl names; an empty list means every built-in implementation.
-std::optional<std::vector<Implementation>> implementations(const std::vector<std::string>& names) {
-  if (names.empty()) return harness::builtin_implementations();
+// This executable, so an isolated plugin runs in `SELF compute --impl plugin:...`.
+std::string self_path(const char* argv0) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : exe.string();
+}
+
+// Resolves --impl specs; an empty list means every built-in implementation.
+std::optional<std::vector<Implementation>> implementations(const std::vector<std::string>& specs,
+                                                           const harness::ResolveOptions& options) {
+  if (specs.empty()) return harness::builtin_implementations();
   std::vector<Implementation> chosen;
-  for (const auto& name : names) {
-    auto impl = harness::find_builtin(name);
-    if (!impl) {
-      std::cerr << "chunkmeta: unknown implementation '" << name << "' (known: " << builtin_names() << ")\n";
+  for (const auto& spec : specs) {
+    auto resolved = harness::resolve_implementations(spec, options);
+    if (auto* why = std::get_if<std::string>(&resolved)) {
+      std::cerr << "chunkmeta: " << *why << "\n";
       return std::nullopt;
     }
-    chosen.push_back(*impl);
+    for (auto& impl : std::get<std::vector<Implementation>>(resolved)) chosen.push_back(std::move(impl));
   }
   return chosen;
 }
 
-// One JSON line out per line in; flushes whenever no more input is buffered,
-// so a process driving it line by line never waits on our buffer.
+// One JSON line out per line in, echoing each line's "id"; flushes whenever no
+// more input is buffered, so a process driving it line by line never waits on
+// our buffer.
 int compute(const Implementation& impl, std::int64_t max_chunks) {
   // Own buffers for cin/cout (nothing here uses C stdio), so in_avail() sees
   // buffered input and a stream of lines is not flushed one line at a time.
@@ -52,23 +67,31 @@ int compute(const Implementation& impl, std::int64_t max_chunks) {
   bool all_ok = true;
   std::string line;
   const Limits limits{max_chunks};
+  const bool lowered_cap = max_chunks < Limits::kDefaultMaxChunks;
   while (std::getline(std::cin, line)) {
-    auto parsed = harness::parse_workload_line(line);
-    harness::Json out;
-    if (auto* bad = std::get_if<harness::InputError>(&parsed)) {
-      out = harness::error_json(*bad);
-      all_ok = false;
+    auto request = harness::parse_request_line(line);
+    harness::Json body;
+    if (auto* bad = std::get_if<harness::InputError>(&request.workload)) {
+      body = harness::error_json(*bad);
     } else {
-      const auto& workload = std::get<Workload>(parsed);
-      // The cap is a library limit: apply it before the implementation runs.
-      if (auto refused = validate(workload, limits)) {
-        out = harness::error_json(*refused);
+      const auto& workload = std::get<Workload>(request.workload);
+      // A lowered cap is a resource limit of this process, applied before the
+      // implementation; every other rule is the implementation's to apply, so
+      // that an implementation under test sees invalid input as it is.
+      const auto refused = lowered_cap ? validate(workload, limits) : std::nullopt;
+      if (refused && refused->code == ErrorCode::output_too_large) {
+        body = harness::error_json(*refused);
       } else {
-        out = harness::to_json(impl.compute(workload));
+        const auto answer = impl.compute(workload);
+        if (const auto* outcome = std::get_if<harness::Outcome>(&answer)) {
+          body = harness::to_json(*outcome);
+        } else {
+          body = harness::failure_json(std::get<harness::Misbehaviour>(answer));
+        }
       }
-      all_ok = all_ok && !out.contains("error");
     }
-    std::cout << harness::dump_line(out) << '\n';
+    all_ok = all_ok && !body.contains("error") && !body.contains("failure");
+    std::cout << harness::dump_line(harness::answer_json(request.id, body)) << '\n';
     if (std::cin.rdbuf()->in_avail() <= 0) std::cout.flush();
   }
   std::cout.flush();
@@ -186,6 +209,77 @@ int fuzz_shrink(const std::string& target, const std::filesystem::path& input, c
   return kExitFailure;
 }
 
+// Where the time of each implementation went: the harness (generating,
+// shrinking, judging) versus waiting for answers, and inside a subprocess's
+// share, encoding, waiting and decoding.
+std::string time_breakdown(const std::vector<properties::SuiteResult>& results,
+                           const std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>& processes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2);
+  for (const auto& suite : results) {
+    if (suite.properties.empty()) continue;
+    long long calls = 0;
+    long long prefetched = 0;
+    for (const auto& p : suite.properties) {
+      calls += p.implementation_calls;
+      prefetched += p.prefetched;
+    }
+    const double seconds = suite.seconds();
+    const double waiting = suite.implementation_seconds();
+    const std::string& name = suite.properties.front().implementation;
+    os << "Throughput of " << name << ": " << suite.cases() << " cases in " << seconds << " s = "
+       << std::setprecision(0) << (seconds > 0 ? suite.cases() / seconds : 0.0) << std::setprecision(2)
+       << " cases/s; " << calls << " workloads sent (" << prefetched << " in batches); "
+       << "time waiting for the implementation " << waiting << " s, harness " << (seconds - waiting) << " s\n";
+    for (const auto& [process_name, process] : processes) {
+      if (process_name != name) continue;
+      const auto& st = process->stats();
+      os << "  subprocess: " << st.starts << " process start(s), " << st.answers << " answers; encoding "
+         << st.encode_seconds << " s, waiting in poll " << st.wait_seconds << " s, decoding " << st.decode_seconds
+         << " s\n";
+    }
+  }
+  return os.str();
+}
+
+struct Verification {
+  std::vector<Implementation> implementations;
+  properties::SuiteOptions suite;
+  std::vector<std::filesystem::path> corpus;
+  const std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>* processes = nullptr;
+};
+
+// Replays the corpus, then runs the property suite on each implementation:
+// `verify` and `check` differ only in what they choose to run.
+int run_verification(Verification v) {
+  std::cout << "Replaying the corpus...\n" << std::flush;
+  const int replayed = replay_files(v.implementations, v.corpus, false);
+  std::vector<properties::SuiteResult> results;
+  for (const auto& impl : v.implementations) {
+    std::cout << "Verifying " << impl.name << " (" << impl.description << ")"
+              << (impl.rejects_invalid_input ? "" : ", valid workloads only") << "...\n"
+              << std::flush;
+    results.push_back(properties::run_suite(impl, v.suite));
+    v.suite.include_library = false;  // library properties do not depend on the implementation
+  }
+  std::cout << properties::summarize(results);
+  if (v.processes != nullptr) std::cout << time_breakdown(results, *v.processes);
+  bool passed = replayed == kExitOk;
+  for (const auto& suite : results) passed = passed && suite.passed();
+  std::cout << (passed ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n");
+  return passed ? kExitOk : kExitFailure;
+}
+
+bool known_properties(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (properties::find_property(name) == nullptr) {
+      std::cerr << "chunkmeta: unknown property '" << name << "'\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,12 +288,19 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("chunkmeta ") + std::string(kVersion));
   app.require_subcommand(1);
 
+  const std::string impl_help = "Implementation: a built-in one (" + builtin_names() +
+                                "), cmd:COMMAND (a program speaking the JSON Lines protocol of `compute`), or "
+                                "plugin:PATH[#NAME] (a shared library exporting <chunkmeta/plugin.h>)";
+  harness::ResolveOptions resolve;
+  resolve.self_path = self_path(argv[0]);
+
   std::string compute_impl = "fast";
   std::int64_t max_chunks = Limits::kDefaultMaxChunks;
   auto* compute_cmd = app.add_subcommand(
-      "compute", "Read workloads as JSON Lines on stdin, write one JSON line per input line on stdout.\n"
-                 "Exit 0 if every line succeeded, 1 if some line was an error, 2 on a usage error.");
-  compute_cmd->add_option("--impl", compute_impl, "Implementation: " + builtin_names())->capture_default_str();
+      "compute", "Read workloads as JSON Lines on stdin, write one JSON line per input line on stdout, echoing "
+                 "each line's \"id\". Exit 0 if every line succeeded, 1 if some line was an error, 2 on a usage "
+                 "error.");
+  compute_cmd->add_option("--impl", compute_impl, impl_help)->capture_default_str();
   // Only lowers the cap: the implementations themselves run with the library's default limits.
   compute_cmd->add_option("--max-chunks", max_chunks,
                           "Refuse workloads needing more chunks (output_too_large); at most the default")
@@ -223,12 +324,42 @@ int main(int argc, char** argv) {
                          "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
   verify_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
 
+  std::vector<std::string> check_impls;
+  bool check_no_prefetch = false;
+  auto* check_cmd = app.add_subcommand(
+      "check", "Verify any implementation (built-in, cmd:COMMAND or plugin:PATH): replay the corpus, then run "
+               "every implementation property (differential against the reference, the SPEC invariants, the "
+               "metamorphic relations, rejection of invalid input), shrink each failure and write its report. "
+               "Prints a summary with throughput. Exit 0 only if everything held.");
+  check_cmd->add_option("--impl", check_impls, impl_help)->required();
+  check_cmd->add_option("--property", options.only, "Run only these properties (default: all)");
+  check_cmd->add_option("--cases", options.cases,
+                        "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE, or as many as the budget allows)");
+  auto* check_seed_opt = check_cmd->add_option("--seed", seed, "RapidCheck seed (default: random, printed)");
+  check_cmd->add_option("--time-budget", options.time_budget_seconds,
+                        "Seconds for the whole suite, shared evenly between the properties (0: no budget)")
+      ->check(CLI::NonNegativeNumber);
+  check_cmd->add_option("--timeout", resolve.timeout_seconds,
+                        "Seconds a subprocess may take to answer one workload before it counts as hung")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  check_cmd->add_flag("--valid-only", resolve.valid_only,
+                      "Send valid workloads only (an engine function whose contract assumes validated input); "
+                      "skips the invalid-input property. Plugins say this with their flags");
+  check_cmd->add_flag("--in-process", resolve.plugins_in_process,
+                      "Load plugins into this process (faster; a crashing plugin then ends the run) instead of "
+                      "isolating them in a child process");
+  check_cmd->add_flag("--no-batch", check_no_prefetch, "Send workloads one at a time instead of in batches");
+  check_cmd->add_option("--report-dir", report_dir,
+                        "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
+  check_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
+
   std::vector<std::string> replay_impls;
   std::vector<std::filesystem::path> replay_inputs;
   bool replay_quiet = false;
   auto* replay_cmd = app.add_subcommand(
       "replay", "Replay corpus entries or counterexample reports (files or folders) against implementations.");
-  replay_cmd->add_option("--impl", replay_impls, "Implementations (default: all built-in)");
+  replay_cmd->add_option("--impl", replay_impls, "Implementations (default: all built-in). " + impl_help);
   replay_cmd->add_option("files", replay_inputs, "Corpus entries, reports, or folders of them")->required();
   replay_cmd->add_flag("--quiet", replay_quiet, "Print only failures");
 
@@ -273,12 +404,17 @@ int main(int argc, char** argv) {
   }
 
   if (*compute_cmd) {
-    auto impl = harness::find_builtin(compute_impl);
-    if (!impl) {
-      std::cerr << "chunkmeta: unknown implementation '" << compute_impl << "' (known: " << builtin_names() << ")\n";
+    // Inside `compute` a plugin runs in this process: this process is the isolation.
+    harness::ResolveOptions here = resolve;
+    here.plugins_in_process = true;
+    auto impls = implementations({compute_impl}, here);
+    if (!impls) return kExitUsage;
+    if (impls->size() != 1) {
+      std::cerr << "chunkmeta: compute needs one implementation; " << compute_impl << " has " << impls->size()
+                << " (name one with plugin:PATH#NAME)\n";
       return kExitUsage;
     }
-    return compute(*impl, max_chunks);
+    return compute(impls->front(), max_chunks);
   }
 
   if (*keep_cmd) return keep(keep_dir, keep_origin);
@@ -287,36 +423,39 @@ int main(int argc, char** argv) {
   if (*shrink_cmd) return fuzz_shrink(fuzz_target, shrink_input, shrink_report_dir);
 
   if (*replay_cmd) {
-    auto impls = implementations(replay_impls);
+    auto impls = implementations(replay_impls, resolve);
     if (!impls) return kExitUsage;
     return replay_files(*impls, replay_inputs, replay_quiet);
   }
 
-  // verify
-  auto impls = implementations(verify_impls);
-  if (!impls) return kExitUsage;
-  for (const auto& name : options.only) {
-    if (properties::find_property(name) == nullptr) {
-      std::cerr << "chunkmeta: unknown property '" << name << "'\n";
-      return kExitUsage;
-    }
-  }
-  if (*seed_opt) options.seed = seed;
+  if (!known_properties(options.only)) return kExitUsage;
+  if (*seed_opt || *check_seed_opt) options.seed = seed;
   if (!report_dir.empty()) options.report_dir = report_dir;
-  options.rerun_command = std::string(argv[0]) + " verify --impl {implementation} --property {property}";
-
-  std::cout << "Replaying the corpus...\n";
-  const int replayed = replay_files(*impls, corpus_inputs, false);
-
-  std::vector<properties::SuiteResult> results;
-  for (const auto& impl : *impls) {
-    std::cout << "Verifying " << impl.name << " (" << impl.description << ")...\n" << std::flush;
-    results.push_back(properties::run_suite(impl, options));
-    options.include_library = false;  // library properties do not depend on the implementation
+  Verification run;
+  run.corpus = corpus_inputs;
+  if (*check_cmd) {
+    std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>> processes;
+    resolve.processes = &processes;
+    auto impls = implementations(check_impls, resolve);
+    if (!impls) return kExitUsage;
+    options.include_library = false;
+    options.prefetch = !check_no_prefetch;
+    // The rerun command repeats the options that change what is sent.
+    std::string rerun = harness::shell_quote(resolve.self_path) + " check --impl {implementation} --property {property}";
+    if (resolve.valid_only) rerun += " --valid-only";
+    if (resolve.plugins_in_process) rerun += " --in-process";
+    if (*check_cmd->get_option("--timeout")) rerun += " --timeout " + std::to_string(resolve.timeout_seconds);
+    options.rerun_command = rerun;
+    run.implementations = std::move(*impls);
+    run.suite = options;
+    run.processes = &processes;
+    return run_verification(std::move(run));
   }
-  std::cout << properties::summarize(results);
-  bool passed = replayed == kExitOk;
-  for (const auto& suite : results) passed = passed && suite.passed();
-  std::cout << (passed ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n");
-  return passed ? kExitOk : kExitFailure;
+
+  auto impls = implementations(verify_impls, resolve);
+  if (!impls) return kExitUsage;
+  options.rerun_command = harness::shell_quote(resolve.self_path) + " verify --impl {implementation} --property {property}";
+  run.implementations = std::move(*impls);
+  run.suite = options;
+  return run_verification(std::move(run));
 }

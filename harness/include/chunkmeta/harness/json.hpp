@@ -31,8 +31,37 @@ Json error_json(const InputError& error);
 std::variant<Workload, InputError> parse_workload(const Json& value);
 std::variant<Workload, InputError> parse_workload_line(std::string_view line);
 
+// One line of the JSON Lines protocol: a workload, and the "id" the answer
+// must echo (null when the line has none).
+struct Request {
+  Json id;
+  std::variant<Workload, InputError> workload;
+};
+Request parse_request_line(std::string_view line);
+
+// The answer line's object: {"id": ...} (when id is not null) followed by `body`'s keys.
+Json answer_json(const Json& id, const Json& body);
+
+// {"failure": {"kind", "summary", "detail"}}: an implementation that could not answer.
+Json failure_json(const Misbehaviour& misbehaviour);
+
 // One compact line; invalid UTF-8 (echoed from bad input) is replaced, not thrown.
 std::string dump_line(const Json& value);
+
+// The library's spelling of a field name ("query_start_loc", ...), nullopt if unknown.
+std::optional<std::string_view> known_field(std::string_view name);
+
+// A result answer line read without building a DOM (a result can hold millions
+// of entries): an object with "cu_chunk_seqlen", "seq_idx" and
+// "last_chunk_indices" as arrays of int32 values and, optionally, an unsigned
+// "id", in any order. nullopt for anything else (an error, a failure, another
+// key, a repeated key, not JSON); parse that as a DOM, whose reading is the
+// definition: wherever this accepts a line, parse_outcome() gives the same result.
+struct ResultLine {
+  std::optional<std::uint64_t> id;
+  ChunkMetadata result;
+};
+std::optional<ResultLine> parse_result_line(std::string_view line);
 
 // Reads an outcome written by to_json(Outcome); nullopt if it is not one.
 std::optional<Outcome> parse_outcome(const Json& value);

@@ -5,7 +5,10 @@
 #include <functional>
 #include <iosfwd>
 #include <optional>
+#include <span>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "chunkmeta/chunkmeta.hpp"
 
@@ -13,13 +16,50 @@ namespace chunkmeta::harness {
 
 using Outcome = Result<ChunkMetadata>;
 
+enum class FindingKind {
+  mismatch,            // both succeeded, outputs differ from the reference
+  invariant_violated,  // output breaks a SPEC invariant (even if equal to the reference)
+  unexpected_error,    // valid workload refused
+  accepted_invalid,    // invalid workload computed instead of rejected
+  wrong_error,         // rejected, but not with the reference's code, field and index
+  relation_broken,     // a metamorphic relation does not hold
+  // No usable answer at all (implementations outside this process, and plugins):
+  crashed,             // the process exited or was killed before answering
+  timed_out,           // no answer within the per-case timeout
+  malformed_output,    // the answer is not an outcome (not JSON, wrong shape, broken ABI)
+  missing_output,      // the answer to this workload was skipped (a later one came first)
+  raised,              // the implementation raised an exception instead of answering
+};
+std::string_view to_string(FindingKind kind) noexcept;
+bool is_misbehaviour(FindingKind kind) noexcept;  // crashed ... raised
+
+// An implementation that gave no usable answer; `kind` is one of the last five above.
+struct Misbehaviour {
+  FindingKind kind = FindingKind::crashed;
+  std::string summary;  // one sentence: "the process was killed by signal 11 (SIGSEGV)"
+  std::string detail;   // evidence: the end of its stderr, the line it printed, a traceback
+};
+
+// What an implementation gives back for one workload.
+using Answer = std::variant<Outcome, Misbehaviour>;
+
 // Anything that maps a workload to chunk metadata (or an error): the built-in
-// implementations, test mutants, and later plugins and subprocesses.
+// implementations, test mutants, plugins and subprocesses.
 struct Implementation {
   std::string name;
   std::string description;
-  std::function<Outcome(const Workload&)> compute;
+  std::function<Answer(const Workload&)> compute;
+  // Optional: answers many workloads in one go, in order (a subprocess keeps
+  // its pipe full). The property suite uses it to prefetch a run's answers.
+  std::function<std::vector<Answer>(std::span<const Workload>)> compute_batch;
+  // False for an implementation whose contract covers valid workloads only
+  // (an engine function): invalid inputs are then not sent to it.
+  bool rejects_invalid_input = true;
 };
+
+// An implementation in this process: one call per workload, invalid input included.
+Implementation in_process(std::string name, std::string description,
+                          std::function<Answer(const Workload&)> compute);
 
 // First place where two results differ. A missing value means that array ended.
 struct Divergence {
@@ -38,16 +78,6 @@ struct InvariantViolation {
   std::string detail;
 };
 
-enum class FindingKind {
-  mismatch,            // both succeeded, outputs differ from the reference
-  invariant_violated,  // output breaks a SPEC invariant (even if equal to the reference)
-  unexpected_error,    // valid workload refused
-  accepted_invalid,    // invalid workload computed instead of rejected
-  wrong_error,         // rejected, but not with the reference's code, field and index
-  relation_broken,     // a metamorphic relation does not hold
-};
-std::string_view to_string(FindingKind kind) noexcept;
-
 struct Finding {
   FindingKind kind{};
   std::string summary;
@@ -55,7 +85,10 @@ struct Finding {
   std::optional<Outcome> actual;
   std::optional<Divergence> divergence;
   std::optional<InvariantViolation> invariant;
+  std::string detail;  // a misbehaviour's evidence (stderr, the printed line), else empty
 };
+
+Finding finding_of(const Misbehaviour& misbehaviour, std::optional<Outcome> expected);
 
 // The SPEC's seven invariants, checked independently of the reference port.
 // `workload` must be valid.
@@ -67,11 +100,11 @@ std::optional<Divergence> first_divergence(const ChunkMetadata& expected, const 
 std::optional<Finding> compare_outcomes(const Outcome& expected, const Outcome& actual);
 
 // The differential oracle: `actual` against the reference procedure, then the invariants.
-std::optional<Finding> judge(const Workload& workload, const Outcome& actual);
+std::optional<Finding> judge(const Workload& workload, const Answer& actual);
 // The same with the reference's outcome already computed, and optionally the
 // invariant verdict on it, which an identical `actual` shares (to judge
 // several implementations of one workload cheaply).
-std::optional<Finding> judge(const Workload& workload, const Outcome& actual, const Outcome& expected,
+std::optional<Finding> judge(const Workload& workload, const Answer& actual, const Outcome& expected,
                              const std::optional<InvariantViolation>* expected_violation = nullptr);
 
 // Runs `implementation` on `workload` and judges the outcome.

@@ -44,6 +44,9 @@ std::string content_name(std::span<const std::uint8_t> bytes);
 // the reference outcome when the entry was made, so a changed reference shows.
 Json corpus_entry(const Workload& workload, const std::string& origin);
 
+// `text` as one shell word (quoted unless it is plain).
+std::string shell_quote(const std::string& text);
+
 // A shell command that replays a corpus entry or report against `implementation`.
 std::string replay_command(const std::string& implementation, const std::filesystem::path& file);
 

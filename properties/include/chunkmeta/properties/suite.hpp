@@ -25,6 +25,7 @@ struct Property {
   Scope scope = Scope::implementation;
   // Runs one generated case inside RapidCheck; fails through fail_with().
   std::function<void(const harness::Implementation&)> run_case;
+  bool sends_invalid_input = false;  // skipped for implementations that take valid workloads only
 };
 
 const std::vector<Property>& all_properties();
@@ -40,6 +41,11 @@ struct SuiteOptions {
   std::vector<std::string> only;      // run only these properties (empty: all)
   bool include_library = true;        // also run the Scope::library properties
   bool stop_at_first_failure = false; // the mutant catalogue needs only the first counterexample
+  // Wall-clock budget for the whole suite (0: none). Each property gets an even
+  // share of what is left and runs in rounds (seed, seed+1, ...) until its share
+  // or its case count is used up; without `cases`, a budget alone sets no limit.
+  double time_budget_seconds = 0;
+  bool prefetch = true;               // batch answers through compute_batch when the implementation has it
 };
 
 // Scale for every default case count: CHUNKMETA_CASE_SCALE (a soak run sets 100).
@@ -54,6 +60,12 @@ struct PropertyResult {
   std::uint64_t seed = 0;
   std::string message;  // RapidCheck's text for gave-up / internal errors
   std::map<std::string, int> edge_classes;  // class -> cases that hit it
+  int rounds = 0;                  // RapidCheck runs (more than 1 under a time budget)
+  double seconds = 0;              // wall time of the property
+  double implementation_seconds = 0;  // of which waiting for the implementation (calls and batches)
+  long long implementation_calls = 0;  // workloads sent to the implementation
+  long long prefetched = 0;        // of which answered from a batch
+  bool skipped = false;            // not applicable to the implementation (sends invalid input)
   std::optional<harness::Counterexample> counterexample;
   std::optional<harness::WrittenFiles> files;
 };
@@ -65,6 +77,8 @@ struct SuiteResult {
   std::vector<PropertyResult> properties;
   bool passed() const;
   int cases() const;
+  double seconds() const;
+  double implementation_seconds() const;
 };
 
 // Runs the selected properties in order.

@@ -1,0 +1,57 @@
+// An implementation in another process that speaks the `chunkmeta compute`
+// JSON Lines protocol (README, "The protocol"). One process is kept alive and
+// fed many workloads at once; a crash, a hang, a malformed or a skipped answer
+// is the answer for that workload, and the process is restarted as needed.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chunkmeta/harness/oracle.hpp"
+
+namespace chunkmeta::harness {
+
+struct SubprocessOptions {
+  std::string command;             // run as /bin/sh -c COMMAND, in its own process group
+  double timeout_seconds = 10.0;   // per case: the longest wait for one answer
+  std::size_t window = 512;        // lines in flight before the harness waits for answers
+  std::size_t max_answer_bytes = std::size_t{1} << 28;  // a longer line is malformed output
+};
+
+// Where the time of a subprocess implementation went, for the check summary.
+struct SubprocessStats {
+  long long answers = 0;
+  long long starts = 0;            // processes started (1 + restarts)
+  double encode_seconds = 0;       // writing workloads as JSON
+  double wait_seconds = 0;         // blocked in poll(): the other process working
+  double decode_seconds = 0;       // parsing its answers
+};
+
+class Subprocess {
+ public:
+  explicit Subprocess(SubprocessOptions options);
+  ~Subprocess();
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  // Answers, in order, for a prefix of `workloads`: all of them, unless the
+  // process crashed, hung or desynchronised, in which case the answers end
+  // with that misbehaviour (the rest are for the caller to send again).
+  std::vector<Answer> run(std::span<const Workload> workloads);
+
+  const SubprocessStats& stats() const noexcept;
+  const SubprocessOptions& options() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// An Implementation backed by one Subprocess (shared by the copies of it);
+// compute_batch is set, so the property suite prefetches through the pipe.
+Implementation subprocess_implementation(std::string name, const SubprocessOptions& options,
+                                         std::shared_ptr<Subprocess>* handle = nullptr);
+
+}  // namespace chunkmeta::harness

@@ -1,0 +1,451 @@
+#include "chunkmeta/harness/subprocess.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+
+#include "chunkmeta/harness/json.hpp"
+
+namespace chunkmeta::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A write to a process that has died must be an error we handle, not a
+// SIGPIPE that ends the harness.
+void ignore_sigpipe_once() {
+  static const bool done = [] {
+    struct sigaction current {};
+    sigaction(SIGPIPE, nullptr, &current);
+    if (current.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+    return true;
+  }();
+  (void)done;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "was killed by signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "stopped (status " + std::to_string(status) + ")";
+}
+
+// The last `limit` bytes of everything appended, cut at a line start.
+class Tail {
+ public:
+  explicit Tail(std::size_t limit) : limit_(limit) {}
+  void append(const char* data, std::size_t size) {
+    text_.append(data, size);
+    if (text_.size() > 2 * limit_) text_.erase(0, text_.size() - limit_);
+  }
+  std::string text() const {
+    std::string t = text_.size() > limit_ ? text_.substr(text_.size() - limit_) : text_;
+    if (text_.size() > limit_) {
+      const auto nl = t.find('\n');
+      t = "..." + (nl == std::string::npos ? t : t.substr(nl + 1));
+    }
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    return t;
+  }
+  void clear() { text_.clear(); }
+
+ private:
+  std::size_t limit_;
+  std::string text_;
+};
+
+std::string shorten(const std::string& line, std::size_t limit = 400) {
+  if (line.size() <= limit) return line;
+  return line.substr(0, limit) + "... (" + std::to_string(line.size()) + " bytes in all)";
+}
+
+// {"failure": {"kind", "summary", "detail"}}: the implementation could not
+// answer (a Python exception, a plugin that broke the ABI behind a relay).
+Misbehaviour failure_answer(const Json& failure) {
+  const auto text = [&](const char* key) {
+    return failure.is_object() && failure.contains(key) && failure[key].is_string() ? failure[key].get<std::string>()
+                                                                                    : std::string();
+  };
+  Misbehaviour m{FindingKind::raised, text("summary"), text("detail")};
+  for (auto kind : {FindingKind::malformed_output, FindingKind::crashed, FindingKind::timed_out,
+                    FindingKind::missing_output}) {
+    if (text("kind") == to_string(kind)) m.kind = kind;
+  }
+  if (m.summary.empty()) m.summary = "could not answer: " + shorten(dump_line(failure));
+  return m;
+}
+
+}  // namespace
+
+struct Subprocess::State {
+  SubprocessOptions options;
+  SubprocessStats stats;
+  pid_t pid = -1;
+  int to_child = -1;    // its stdin
+  int from_child = -1;  // its stdout
+  int errors = -1;      // its stderr
+  std::string inbuf;    // stdout bytes not yet split into lines
+  Tail stderr_tail{4096};
+  std::uint64_t next_id = 0;  // ids are unique over the life of the harness
+  enum class Ids { unknown, echoed, absent } ids = Ids::unknown;
+  std::optional<std::string> start_error;
+
+  bool running() const { return pid > 0; }
+
+  void start() {
+    ignore_sigpipe_once();
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+      start_error = std::string("cannot create pipes: ") + std::strerror(errno);
+      return;
+    }
+    const pid_t child = fork();
+    if (child < 0) {
+      start_error = std::string("cannot fork: ") + std::strerror(errno);
+      for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+      return;
+    }
+    if (child == 0) {
+      setpgid(0, 0);  // its own group, so a kill reaches whatever the shell started
+      dup2(in[0], STDIN_FILENO);
+      dup2(out[1], STDOUT_FILENO);
+      dup2(err[1], STDERR_FILENO);
+      execl("/bin/sh", "sh", "-c", options.command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    setpgid(child, child);
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    pid = child;
+    to_child = in[1];
+    from_child = out[0];
+    errors = err[0];
+    for (int fd : {to_child, from_child, errors}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    // Room for many answers in the pipe, so the child rarely waits while we decode
+    // (best effort: the system may refuse the size).
+    for (int fd : {to_child, from_child}) fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+    inbuf.clear();
+    stderr_tail.clear();
+    ids = Ids::unknown;
+    start_error.reset();
+    ++stats.starts;
+  }
+
+  void close_fds() {
+    for (int* fd : {&to_child, &from_child, &errors}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
+  }
+
+  // Ends the process (group) and returns how it ended.
+  std::string stop(bool politely) {
+    if (!running()) return "was not running";
+    int status = 0;
+    bool reaped = false;
+    if (politely) {
+      // EOF on stdin asks a well-behaved program to finish.
+      if (to_child >= 0) close(to_child);
+      to_child = -1;
+      for (int i = 0; i < 50 && !reaped; ++i) {
+        reaped = waitpid(pid, &status, WNOHANG) == pid;
+        if (!reaped) usleep(10000);
+      }
+    }
+    kill(-pid, SIGKILL);
+    if (!reaped) waitpid(pid, &status, 0);
+    pid = -1;
+    close_fds();
+    return describe_status(status);
+  }
+
+  // The child closed stdout or died: collect its stderr and status.
+  std::string ended() {
+    drain_stderr(200);
+    int status = 0;
+    // It may still be alive with stdout closed; give it a moment, then kill.
+    bool reaped = false;
+    for (int i = 0; i < 20 && !reaped; ++i) {
+      reaped = waitpid(pid, &status, WNOHANG) == pid;
+      if (!reaped) usleep(5000);
+    }
+    if (!reaped) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      pid = -1;
+      close_fds();
+      return "closed its output without answering (and was killed)";
+    }
+    kill(-pid, SIGKILL);  // anything the shell left behind
+    pid = -1;
+    close_fds();
+    return describe_status(status);
+  }
+
+  void drain_stderr(int wait_ms) {
+    if (errors < 0) return;
+    char buf[4096];
+    const auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
+    while (true) {
+      const ssize_t got = read(errors, buf, sizeof buf);
+      if (got > 0) {
+        stderr_tail.append(buf, static_cast<std::size_t>(got));
+        continue;
+      }
+      if (got == 0) return;  // EOF
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return;
+      const int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+      if (left <= 0) return;
+      pollfd p{errors, POLLIN, 0};
+      poll(&p, 1, left);
+    }
+  }
+
+  std::string evidence() const {
+    const std::string tail = stderr_tail.text();
+    std::string text = "command: " + options.command;
+    if (!tail.empty()) text += "\nstderr (last lines):\n" + tail;
+    return text;
+  }
+
+  Misbehaviour misbehaviour(FindingKind kind, std::string summary, std::string extra = {}) const {
+    std::string detail = extra.empty() ? evidence() : extra + "\n" + evidence();
+    return Misbehaviour{kind, std::move(summary), std::move(detail)};
+  }
+
+  std::string encode(const Workload& w, std::uint64_t id) const {
+    Json line = Json::object();
+    line["id"] = id;
+    line["chunk_size"] = w.chunk_size;
+    line["num_computed_tokens"] = w.num_computed_tokens;
+    line["query_start_loc"] = w.query_start_loc;
+    std::string text = dump_line(line);
+    text += '\n';
+    return text;
+  }
+};
+
+Subprocess::Subprocess(SubprocessOptions options) : state_(std::make_unique<State>()) {
+  state_->options = std::move(options);
+}
+
+Subprocess::~Subprocess() {
+  if (state_->running()) state_->stop(true);
+}
+
+const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }
+const SubprocessOptions& Subprocess::options() const noexcept { return state_->options; }
+
+std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
+  State& s = *state_;
+  std::vector<Answer> answers;
+  if (workloads.empty()) return answers;
+  answers.reserve(workloads.size());
+  if (!s.running()) s.start();
+  if (!s.running()) {
+    answers.push_back(Misbehaviour{FindingKind::crashed, "could not be started: " + s.start_error.value_or("?"),
+                                   "command: " + s.options.command});
+    return answers;
+  }
+
+  const std::uint64_t base = s.next_id;
+  s.next_id += workloads.size();
+  std::size_t sent = 0;          // lines fully or partly queued
+  std::string outbuf;            // bytes queued for its stdin
+  std::size_t out_offset = 0;
+  auto last_progress = Clock::now();
+  bool stdin_open = true;
+
+  // Ends the batch with a misbehaviour for the oldest unanswered workload.
+  const auto fail = [&](Misbehaviour m, bool kill_it) {
+    if (kill_it && s.running()) s.stop(false);
+    answers.push_back(std::move(m));
+    return answers;
+  };
+
+  // Reads one answer line; sets `stop` when the stream can no longer be trusted.
+  const auto take_line = [&](const std::string& line, std::optional<Misbehaviour>& stop) {
+    const auto decode_start = Clock::now();
+    bool has_id = false;
+    std::optional<std::uint64_t> id;
+    std::optional<Answer> answer;
+    if (auto result = parse_result_line(line)) {  // the common answer, without a DOM
+      has_id = result->id.has_value();
+      id = result->id;
+      answer = Outcome(std::move(result->result));
+    } else {
+      Json value;
+      bool parsed = true;
+      try {
+        value = Json::parse(line);
+      } catch (const Json::exception&) {
+        parsed = false;
+      }
+      if (!parsed || !value.is_object()) {
+        stop = s.misbehaviour(FindingKind::malformed_output,
+                              parsed ? "printed a line that is not a JSON object" : "printed a line that is not JSON",
+                              "the line: " + shorten(line));
+        s.stats.decode_seconds += seconds_since(decode_start);
+        return;
+      }
+      has_id = value.contains("id");
+      if (has_id && value["id"].is_number_unsigned()) id = value["id"].get<std::uint64_t>();
+      if (value.contains("failure")) {
+        answer = failure_answer(value["failure"]);
+      } else if (auto outcome = parse_outcome(value)) {
+        answer = std::move(*outcome);
+      } else {
+        answer = s.misbehaviour(FindingKind::malformed_output,
+                                "printed an answer that is neither a result nor an error of the protocol",
+                                "the line: " + shorten(line));
+      }
+    }
+    s.stats.decode_seconds += seconds_since(decode_start);
+    // Ids: echoed answers are matched exactly; a program that does not echo is read in order.
+    const std::size_t expected = answers.size();
+    if (s.ids == State::Ids::unknown) s.ids = has_id ? State::Ids::echoed : State::Ids::absent;
+    if (s.ids == State::Ids::echoed) {
+      if (!id) {
+        stop = s.misbehaviour(FindingKind::malformed_output, "printed an answer without the id of its workload",
+                              "the line: " + shorten(line));
+        return;
+      }
+      if (*id < base + expected || *id >= base + sent) {
+        stop = s.misbehaviour(FindingKind::malformed_output,
+                              "printed an answer for id " + std::to_string(*id) + " while the answer for id " +
+                                  std::to_string(base + expected) + " was due (an extra or repeated line)",
+                              "the line: " + shorten(line));
+        return;
+      }
+      const auto index = static_cast<std::size_t>(*id - base);
+      for (std::size_t skipped = expected; skipped < index; ++skipped) {
+        answers.push_back(s.misbehaviour(FindingKind::missing_output,
+                                         "gave no answer for this workload: the answer to the next one (id " +
+                                             std::to_string(*id) + ") came instead of id " +
+                                             std::to_string(base + skipped)));
+      }
+    }
+    answers.push_back(std::move(*answer));
+    ++s.stats.answers;
+  };
+
+  while (answers.size() < workloads.size()) {
+    // Keep up to `window` lines in flight.
+    if (stdin_open && out_offset == outbuf.size()) {
+      const auto encode_start = Clock::now();
+      outbuf.clear();
+      out_offset = 0;
+      while (sent < workloads.size() && sent - answers.size() < s.options.window && outbuf.size() < (1u << 20)) {
+        outbuf += s.encode(workloads[sent], base + sent);
+        ++sent;
+      }
+      s.stats.encode_seconds += seconds_since(encode_start);
+    }
+    if (!stdin_open && answers.size() == sent) {
+      return fail(s.misbehaviour(FindingKind::crashed, "closed its input before it was sent this workload"), true);
+    }
+    pollfd fds[3] = {{s.from_child, POLLIN, 0}, {s.errors, POLLIN, 0}, {-1, POLLOUT, 0}};
+    if (stdin_open && out_offset < outbuf.size()) fds[2].fd = s.to_child;
+    const double left = s.options.timeout_seconds - seconds_since(last_progress);
+    if (left <= 0) {
+      return fail(s.misbehaviour(FindingKind::timed_out,
+                                 "gave no answer within " + std::to_string(s.options.timeout_seconds).substr(0, 5) +
+                                     " s (killed; it may be stuck, or waiting for input after skipping a line)"),
+                  true);
+    }
+    const auto wait_start = Clock::now();
+    const int ready = poll(fds, 3, std::max(1, static_cast<int>(left * 1000)));
+    s.stats.wait_seconds += seconds_since(wait_start);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return fail(s.misbehaviour(FindingKind::crashed, std::string("poll failed: ") + std::strerror(errno)), true);
+    }
+    if (fds[1].revents != 0) {
+      char buf[4096];
+      const ssize_t got = read(s.errors, buf, sizeof buf);
+      if (got > 0) s.stderr_tail.append(buf, static_cast<std::size_t>(got));
+      if (got == 0) {
+        close(s.errors);
+        s.errors = -1;
+      }
+    }
+    if (fds[2].revents & (POLLERR | POLLHUP)) {
+      stdin_open = false;  // it closed its stdin; what it already answered still counts
+    } else if (fds[2].revents & POLLOUT) {
+      const ssize_t wrote = write(s.to_child, outbuf.data() + out_offset, outbuf.size() - out_offset);
+      if (wrote > 0) out_offset += static_cast<std::size_t>(wrote);
+      if (wrote < 0 && errno != EAGAIN && errno != EWOULDBLOCK) stdin_open = false;
+    }
+    if (fds[0].revents != 0) {
+      char buf[1 << 16];
+      const ssize_t got = read(s.from_child, buf, sizeof buf);
+      if (got > 0) {
+        std::size_t scan = s.inbuf.size();
+        s.inbuf.append(buf, static_cast<std::size_t>(got));
+        std::size_t line_start = 0;
+        std::optional<Misbehaviour> stop;
+        for (std::size_t nl; !stop && (nl = s.inbuf.find('\n', scan)) != std::string::npos; scan = nl + 1) {
+          const std::string line = s.inbuf.substr(line_start, nl - line_start);
+          line_start = nl + 1;
+          if (line.empty() || line == "\r") continue;
+          if (answers.size() >= sent) {
+            stop = s.misbehaviour(FindingKind::malformed_output,
+                                  "printed a line before it was sent a workload to answer", "the line: " + shorten(line));
+            break;
+          }
+          take_line(line, stop);
+          last_progress = Clock::now();
+        }
+        if (stop) return fail(std::move(*stop), true);
+        s.inbuf.erase(0, line_start);
+        if (s.inbuf.size() > s.options.max_answer_bytes) {
+          return fail(s.misbehaviour(FindingKind::malformed_output,
+                                     "printed a line longer than " + std::to_string(s.options.max_answer_bytes) +
+                                         " bytes without a newline"),
+                      true);
+        }
+      } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        const std::string how = s.ended();
+        std::string summary = "the process " + how + " before answering";
+        if (!stdin_open) summary += " (it had closed its input)";
+        return fail(s.misbehaviour(FindingKind::crashed, summary,
+                                   std::to_string(answers.size()) + " of the " + std::to_string(sent) +
+                                       " workloads sent to this process were answered"),
+                    false);
+      }
+    }
+  }
+  return answers;
+}
+
+Implementation subprocess_implementation(std::string name, const SubprocessOptions& options,
+                                         std::shared_ptr<Subprocess>* handle) {
+  auto process = std::make_shared<Subprocess>(options);
+  if (handle != nullptr) *handle = process;
+  Implementation impl;
+  impl.name = std::move(name);
+  impl.description = "subprocess: " + options.command;
+  impl.compute = [process](const Workload& w) -> Answer {
+    auto answers = process->run(std::span<const Workload>(&w, 1));
+    return std::move(answers.front());
+  };
+  impl.compute_batch = [process](std::span<const Workload> ws) { return process->run(ws); };
+  return impl;
+}
+
+}  // namespace chunkmeta::harness

@@ -1,0 +1,92 @@
+/* chunkmeta plugin ABI, version 1: how a shared library offers implementations
+ * of the chunk metadata computation to `chunkmeta check --impl plugin:PATH`
+ * and to the differential fuzz target (CHUNKMETA_FUZZ_PLUGIN=PATH).
+ *
+ * Plain C, so a plugin can be written in C, C++, Rust or anything with a C FFI.
+ * A plugin exports one function, named by CHUNKMETA_PLUGIN_ENTRY_V1, that returns a
+ * table of its implementations. Each `compute` writes into buffers the caller
+ * sized; it must not allocate memory it does not free, keep pointers to the
+ * workload or the buffers after it returns, or write past a buffer's capacity
+ * (the harness puts guard words there and reports a write past them).
+ */
+#ifndef CHUNKMETA_PLUGIN_H
+#define CHUNKMETA_PLUGIN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CHUNKMETA_PLUGIN_ABI_VERSION 1
+#define CHUNKMETA_PLUGIN_ENTRY_V1 "chunkmeta_plugin_v1"
+
+/* Return values of compute. */
+enum chunkmeta_status {
+  CHUNKMETA_OK = 0,                /* outputs written; *_size say how many entries */
+  CHUNKMETA_REJECTED = 1,          /* the workload is refused; error_* say why */
+  CHUNKMETA_BUFFER_TOO_SMALL = 2   /* *_size say the sizes needed; the caller grows the buffers and calls again */
+};
+
+/* Implementation flags. */
+enum chunkmeta_flags {
+  /* compute validates its input like chunkmeta::validate: every invalid workload is
+   * refused with the same error code, field and index. Without this flag the
+   * harness sends valid workloads only (an engine function's contract). */
+  CHUNKMETA_REJECTS_INVALID_INPUT = 1u << 0
+};
+
+/* One workload. Values are 64-bit so that invalid input (negative, above 2^31-1)
+ * arrives as it is; a valid one fits int32 everywhere. When the workload is
+ * valid, query_start_loc_length == num_computed_tokens_length + 1. */
+typedef struct chunkmeta_workload_v1 {
+  int64_t chunk_size;
+  const int64_t* num_computed_tokens;
+  int64_t num_computed_tokens_length; /* B, the number of rows */
+  const int64_t* query_start_loc;
+  int64_t query_start_loc_length;
+} chunkmeta_workload_v1;
+
+/* Output buffers (set by the caller) and what compute says about them. */
+typedef struct chunkmeta_output_v1 {
+  int32_t* cu_chunk_seqlen;
+  int64_t cu_chunk_seqlen_capacity;
+  int32_t* seq_idx;
+  int64_t seq_idx_capacity;
+  int32_t* last_chunk_indices;
+  int64_t last_chunk_indices_capacity;
+
+  /* CHUNKMETA_OK: entries written; CHUNKMETA_BUFFER_TOO_SMALL: entries needed. */
+  int64_t cu_chunk_seqlen_size;
+  int64_t seq_idx_size;
+  int64_t last_chunk_indices_size;
+
+  /* CHUNKMETA_REJECTED: static strings naming the error code as chunkmeta spells
+   * it (e.g. "query_start_loc_decreasing"), the field (e.g. "query_start_loc"),
+   * and the index in that field, or -1 for a scalar. */
+  const char* error_code;
+  const char* error_field;
+  int64_t error_index;
+} chunkmeta_output_v1;
+
+typedef struct chunkmeta_implementation_v1 {
+  const char* name;        /* short, no spaces: "my-fast" */
+  const char* description; /* one line for people */
+  uint32_t flags;          /* chunkmeta_flags */
+  int (*compute)(const chunkmeta_workload_v1* workload, chunkmeta_output_v1* output);
+} chunkmeta_implementation_v1;
+
+typedef struct chunkmeta_plugin_v1 {
+  uint32_t abi_version; /* CHUNKMETA_PLUGIN_ABI_VERSION */
+  uint32_t implementation_count;
+  const chunkmeta_implementation_v1* implementations;
+} chunkmeta_plugin_v1;
+
+/* The exported entry point: `const chunkmeta_plugin_v1* chunkmeta_plugin_v1(void);` */
+typedef const chunkmeta_plugin_v1* (*chunkmeta_plugin_entry_v1)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CHUNKMETA_PLUGIN_H */
