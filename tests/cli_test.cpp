@@ -11,44 +11,12 @@
 #include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/report.hpp"
+#include "cli_runner.hpp"
 
 namespace chunkmeta {
 namespace {
 
 using harness::Json;
-
-struct Run {
-  int exit_code = -1;
-  std::vector<std::string> lines;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-Run run_cli(const std::string& arguments, const std::string& input = "") {
-  static int counter = 0;
-  // ctest runs each test in its own process, in parallel: the pid keeps their files apart.
-  const auto dir = std::filesystem::path(testing::TempDir()) /
-                   ("chunkmeta-cli-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "in", std::ios::binary) << input;
-  const std::string command = std::string(CHUNKMETA_CLI) + " " + arguments + " < " + (dir / "in").string() + " > " +
-                              (dir / "out").string() + " 2> " + (dir / "err").string();
-  const int status = std::system(command.c_str());
-  Run run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(dir / "out");
-  run.err = slurp(dir / "err");
-  std::istringstream lines(run.out);
-  for (std::string line; std::getline(lines, line);) run.lines.push_back(line);
-  return run;
-}
 
 Json error_of(const std::string& line) {
   const Json j = Json::parse(line);

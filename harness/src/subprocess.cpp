@@ -35,7 +35,14 @@ void ignore_sigpipe_once() {
 }
 
 std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status)) {
+    const int code = WEXITSTATUS(status);
+    std::string text = "exited with status " + std::to_string(code);
+    // The shell that ran the command reports a command killed by signal N as 128+N.
+    const char* name = code > 128 && code < 128 + 32 ? sigabbrev_np(code - 128) : nullptr;
+    if (name != nullptr) text += std::string(" (a command killed by SIG") + name + ", as the shell reports it)";
+    return text;
+  }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
@@ -228,6 +235,42 @@ struct Subprocess::State {
     return Misbehaviour{kind, std::move(summary), std::move(detail)};
   }
 
+  // After a timeout with every line sent whole: stuck, or did it skip the line?
+  // A probe (the empty batch) answered first and promptly means it skipped. Not
+  // for a program known not to echo ids: its late answer could pass for the probe's.
+  bool answers_probe(double wait_seconds) {
+    if (ids == Ids::absent || to_child < 0 || from_child < 0) return false;
+    const std::uint64_t probe_id = next_id++;
+    const std::string line = encode(Workload{}, probe_id);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(wait_seconds);
+    const auto ms_left = [&] {
+      return std::max(0, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
+    };
+    for (std::size_t written = 0; written < line.size();) {
+      pollfd p{to_child, POLLOUT, 0};
+      if (poll(&p, 1, ms_left()) <= 0 || (p.revents & (POLLERR | POLLHUP))) return false;
+      const ssize_t wrote = write(to_child, line.data() + written, line.size() - written);
+      if (wrote < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
+      if (wrote > 0) written += static_cast<std::size_t>(wrote);
+    }
+    while (ms_left() > 0) {
+      pollfd p{from_child, POLLIN, 0};
+      if (poll(&p, 1, ms_left()) <= 0) return false;
+      char buf[1 << 16];
+      const ssize_t got = read(from_child, buf, sizeof buf);
+      if (got == 0) return false;
+      if (got < 0) continue;
+      inbuf.append(buf, static_cast<std::size_t>(got));
+      for (std::size_t nl; (nl = inbuf.find('\n')) != std::string::npos;) {
+        const auto answer = parse_result_line(std::string_view(inbuf).substr(0, nl));
+        inbuf.erase(0, nl + 1);
+        // Any other line first: the due answer came late (slow, not skipping).
+        return answer && answer->id == probe_id;
+      }
+    }
+    return false;
+  }
+
   std::string encode(const Workload& w, std::uint64_t id) const {
     Json line = Json::object();
     line["id"] = id;
@@ -363,6 +406,12 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     if (stdin_open && out_offset < outbuf.size()) fds[2].fd = s.to_child;
     const double left = s.options.timeout_seconds - seconds_since(last_progress);
     if (left <= 0) {
+      if (stdin_open && out_offset == outbuf.size() && s.answers_probe(std::min(s.options.timeout_seconds / 2, 1.0))) {
+        return fail(s.misbehaviour(FindingKind::missing_output,
+                                   "gave no answer for this workload: it answered a probe sent after it at once, "
+                                   "so it skipped the line rather than hung (killed)"),
+                    true);
+      }
       return fail(s.misbehaviour(FindingKind::timed_out,
                                  "gave no answer within " + std::to_string(s.options.timeout_seconds).substr(0, 5) +
                                      " s (killed; it may be stuck, or waiting for input after skipping a line)"),

@@ -652,11 +652,17 @@ std::string summarize(const std::vector<SuiteResult>& results) {
   int failures = 0;
   std::map<std::string, int> classes;
   for (const auto& suite : results) {
+    if (!suite.properties.empty()) os << suite.properties.front().implementation << ":\n";
     for (const auto& p : suite.properties) {
+      if (p.skipped) {
+        os << "  SKIP  " << std::left << std::setw(54) << p.property << std::right
+           << "  (sends invalid input; the implementation takes valid workloads only)\n";
+        continue;
+      }
       ++properties;
       cases += p.cases;
-      os << (p.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(16) << p.implementation << std::setw(54)
-         << p.property << std::right << std::setw(8) << p.cases << " cases\n";
+      os << (p.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(54) << p.property << std::right
+         << std::setw(8) << p.cases << " cases\n";
       for (const auto& [name, count] : p.edge_classes) classes[name] += count;
       if (p.passed) continue;
       ++failures;

@@ -444,7 +444,11 @@ int main(int argc, char** argv) {
     std::string rerun = harness::shell_quote(resolve.self_path) + " check --impl {implementation} --property {property}";
     if (resolve.valid_only) rerun += " --valid-only";
     if (resolve.plugins_in_process) rerun += " --in-process";
-    if (*check_cmd->get_option("--timeout")) rerun += " --timeout " + std::to_string(resolve.timeout_seconds);
+    if (*check_cmd->get_option("--timeout")) {
+      std::ostringstream timeout;
+      timeout << resolve.timeout_seconds;
+      rerun += " --timeout " + timeout.str();
+    }
     options.rerun_command = rerun;
     run.implementations = std::move(*impls);
     run.suite = options;

@@ -19,7 +19,18 @@ extern "C" {
 #endif
 
 #define CHUNKMETA_PLUGIN_ABI_VERSION 1
-#define CHUNKMETA_PLUGIN_ENTRY_V1 "chunkmeta_plugin_v1"
+#define CHUNKMETA_PLUGIN_ENTRY_V1 "chunkmeta_get_plugin_v1"
+
+#if defined(_WIN32)
+#define CHUNKMETA_PLUGIN_VISIBLE __declspec(dllexport)
+#else
+#define CHUNKMETA_PLUGIN_VISIBLE __attribute__((visibility("default")))
+#endif
+#ifdef __cplusplus
+#define CHUNKMETA_PLUGIN_EXPORT extern "C" CHUNKMETA_PLUGIN_VISIBLE
+#else
+#define CHUNKMETA_PLUGIN_EXPORT CHUNKMETA_PLUGIN_VISIBLE
+#endif
 
 /* Return values of compute. */
 enum chunkmeta_status {
@@ -82,7 +93,9 @@ typedef struct chunkmeta_plugin_v1 {
   const chunkmeta_implementation_v1* implementations;
 } chunkmeta_plugin_v1;
 
-/* The exported entry point: `const chunkmeta_plugin_v1* chunkmeta_plugin_v1(void);` */
+/* The exported entry point: `const chunkmeta_plugin_v1* chunkmeta_get_plugin_v1(void);`
+ * Define it with CHUNKMETA_PLUGIN_EXPORT so it stays visible under -fvisibility=hidden:
+ *   CHUNKMETA_PLUGIN_EXPORT const chunkmeta_plugin_v1* chunkmeta_get_plugin_v1(void) { return &table; } */
 typedef const chunkmeta_plugin_v1* (*chunkmeta_plugin_entry_v1)(void);
 
 #ifdef __cplusplus

@@ -53,7 +53,8 @@ struct Implementation {
   // its pipe full). The property suite uses it to prefetch a run's answers.
   std::function<std::vector<Answer>(std::span<const Workload>)> compute_batch;
   // False for an implementation whose contract covers valid workloads only
-  // (an engine function): invalid inputs are then not sent to it.
+  // (an engine function): invalid inputs, and valid ones above the library's
+  // size cap, are then not sent to it.
   bool rejects_invalid_input = true;
 };
 

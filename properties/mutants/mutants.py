@@ -1,0 +1,111 @@
+"""The mutant catalogue (mutants.cpp) as engine-style Python functions, for the
+three-door test: each slip must be caught through the Python adapter with the
+same minimal counterexample as built in. Test-only code.
+
+Each function is the reference procedure rewritten wrong in exactly one way,
+with C++'s int32 conversions and truncating division reproduced, so that its
+answers equal the C++ mutant's on every valid workload.
+"""
+
+import bisect
+import math
+import struct
+
+INT32_MAX = 2**31 - 1
+
+
+def _ints(values):
+    return values.tolist() if hasattr(values, "tolist") else [int(v) for v in values]
+
+
+def _int32(x):  # static_cast<std::int32_t>: modular since C++20
+    return (x + 2**31) % 2**32 - 2**31
+
+
+def _int8(x):
+    return (x + 128) % 256 - 128
+
+
+def _trunc_div(a, b):  # C++ integer division rounds toward zero
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _float32(x):
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _rewrite(slip, chunk_size, num_prefills, computed, starts):
+    C = chunk_size
+    computed = _ints(computed)
+    q = _ints(starts)
+    cu, seq, last = [], [], []
+    pos = q[0] if slip == "absolute_positions" else 0
+    for i in range(num_prefills):
+        c = computed[i]
+        n = q[i + 1] - q[i]
+        chunks_before = len(seq)
+        misalignment = (c & (C - 1)) if slip == "power_of_two_modulo" else c % C
+        gap = 0 if misalignment == 0 else C - misalignment
+        if slip == "int32_round_up_overflow":
+            total = c + C - 1  # int32 arithmetic: wraps past 2^31-1
+            if total > INT32_MAX:
+                total -= 2**32
+            nxt = _trunc_div(total, C) * C
+            gap = nxt - c if nxt - c > 0 else 0
+            misalignment = gap
+        head = misalignment != 0 and not (slip == "drops_empty_head" and n == 0)
+        if head:
+            cu.append(_int32(pos))
+            seq.append(i)
+            length = min(n, gap)
+            if slip == "gap_off_by_one":
+                length = min(n, gap + 1)
+            if slip == "head_not_capped":
+                length = min(gap, n + C)
+            pos += length
+            n -= length
+        body = _trunc_div(n + C - 1, C)
+        if slip == "ceil_as_floor_plus_one":
+            body = _trunc_div(n, C) + 1
+        if slip == "float32_ceil":
+            body = math.ceil(_float32(_float32(n) / _float32(C)))
+        for _ in range(body):
+            cu.append(_int32(pos))
+            seq.append(i)
+            length = max(0, min(n, C))
+            pos += length
+            n -= length
+        rowless = len(seq) == chunks_before
+        last.append(-1 if slip == "rowless_last_is_minus_one" and rowless else len(cu) - 1)
+    cu.append(_int32(pos))
+    if slip == "int8_seq_idx":
+        seq = [_int8(row) for row in seq]
+    if slip == "seq_idx_by_searchsorted":
+        row_starts = [q[i] - q[0] for i in range(num_prefills)]
+        seq = [bisect.bisect_right(row_starts, start) - 1 for start in cu[:-1]]
+    return cu, seq, last
+
+
+def _mutant(slip):
+    def compute(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu):
+        return _rewrite(slip, chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)
+
+    compute.__name__ = slip
+    return compute
+
+
+SLIPS = [
+    "gap_off_by_one",
+    "head_not_capped",
+    "drops_empty_head",
+    "rowless_last_is_minus_one",
+    "int32_round_up_overflow",
+    "seq_idx_by_searchsorted",
+    "ceil_as_floor_plus_one",
+    "power_of_two_modulo",
+    "absolute_positions",
+    "float32_ceil",
+    "int8_seq_idx",
+]
+globals().update({slip: _mutant(slip) for slip in SLIPS})

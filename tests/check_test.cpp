@@ -1,0 +1,144 @@
+// `chunkmeta check` on implementations outside the harness: a subprocess
+// speaking the protocol, plugins, Python functions through the adapter, and
+// programs that crash, hang, print garbage or skip lines.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/report.hpp"
+#include "cli_runner.hpp"
+
+namespace chunkmeta {
+namespace {
+
+using harness::Json;
+namespace fs = std::filesystem;
+
+const std::string kCli = CHUNKMETA_CLI;
+const std::string kSource = CHUNKMETA_SOURCE_DIR;
+const std::string kAdapter = kSource + "/adapters/python/chunkmeta_adapter.py";
+const std::string kReferenceFunction = kSource + "/examples/python/reference_procedure.py:compute_chunk_metadata";
+
+fs::path fresh_dir(const std::string& name) {
+  const auto dir = fs::path(testing::TempDir()) / ("chunkmeta-check-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// check with a fixed seed and reports in a fresh folder; `extra` holds --impl and the rest.
+Run check(const std::string& name, const std::string& extra) {
+  const auto reports = fresh_dir(name);
+  return run_cli("check --seed 20261202 --report-dir " + harness::shell_quote(reports.string()) + " " + extra);
+}
+
+std::string impl(const std::string& spec) { return "--impl " + harness::shell_quote(spec); }
+
+TEST(CheckCommand, VerifiesChunkmetaComputeThroughTheSubprocessProtocol) {
+  const auto run = check("compute", impl("cmd:" + kCli + " compute") + " --cases 300");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("PASS  RejectsInvalidWorkloadsLikeTheReference"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("cases/s"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("subprocess: 1 process start(s)"), std::string::npos) << run.out;
+}
+
+TEST(CheckCommand, VerifiesTheExamplePluginIsolatedAndInProcess) {
+  const std::string plugin = "plugin:" + std::string(CHUNKMETA_FAST_PLUGIN);
+  for (const std::string mode : {"", " --in-process"}) {
+    const auto run = check("plugin", impl(plugin) + " --cases 300" + mode);
+    EXPECT_EQ(run.exit_code, 0) << mode << "\n" << run.out << run.err;
+    EXPECT_NE(run.out.find("PASS  RejectsInvalidWorkloadsLikeTheReference"), std::string::npos) << run.out;
+  }
+}
+
+TEST(CheckCommand, RefusesAnImplementationItCannotResolve) {
+  for (const std::string spec : {"no-such-builtin", "plugin:/no/such/plugin.so", "cmd:"}) {
+    const auto run = check("unknown", impl(spec));
+    EXPECT_EQ(run.exit_code, 2) << spec << "\n" << run.out << run.err;
+    EXPECT_FALSE(run.err.empty()) << spec;
+  }
+}
+
+TEST(ComputeCommand, EchoesEachLinesIdFirst) {
+  const auto run = run_cli("compute", "{\"chunk_size\":4,\"id\":\"a-7\",\"num_computed_tokens\":[0],\"query_start_loc\":[0,5]}\n"
+                                      "{\"chunk_size\":0,\"id\":8,\"num_computed_tokens\":[],\"query_start_loc\":[0]}\n");
+  ASSERT_EQ(run.lines.size(), 2u) << run.out;
+  EXPECT_EQ(run.lines[0].rfind("{\"id\":\"a-7\",\"cu_chunk_seqlen\":[0,4,5]", 0), 0u) << run.lines[0];
+  EXPECT_EQ(run.lines[1].rfind("{\"id\":8,\"error\":", 0), 0u) << run.lines[1];
+}
+
+TEST(PythonAdapter, VerifiesThePurePythonReferenceProcedureWithLists) {
+  if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
+  const auto run = check("python-lists", impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + kAdapter + " --lists " +
+                                              kReferenceFunction) +
+                                             " --valid-only --cases 200");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("SKIP  RejectsInvalidWorkloadsLikeTheReference"), std::string::npos) << run.out;
+}
+
+TEST(PythonAdapter, VerifiesThePurePythonReferenceProcedureWithTorchTensors) {
+  if (std::string(CHUNKMETA_TORCH_PYTHON).empty()) GTEST_SKIP() << "no python3 that imports torch (python3-torch)";
+  const auto run = check("python-torch", impl("cmd:" + std::string(CHUNKMETA_TORCH_PYTHON) + " " + kAdapter +
+                                              " --torch " + kReferenceFunction) +
+                                             " --valid-only --cases 200");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+// Each misbehaviour is a finding of the workload that caused it, shrunk to
+// the two rows that trigger it, with a report; never a stuck or crashed run.
+struct Misbehaving {
+  std::string name;
+  std::string command;  // after python3
+  std::string kind;     // the finding
+  std::string evidence; // in the report's summary or detail
+};
+
+void PrintTo(const Misbehaving& m, std::ostream* os) { *os << m.name; }
+
+class MisbehavingImplementation : public testing::TestWithParam<Misbehaving> {};
+
+TEST_P(MisbehavingImplementation, IsReportedAsAShrunkFindingOfTwoRows) {
+  if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
+  const auto& m = GetParam();
+  const auto reports = fresh_dir("misbehaving-" + m.name);
+  const auto empty_corpus = fresh_dir("empty-corpus-" + m.name);
+  const auto run = run_cli("check --seed 20261202 --cases 200 --timeout 1 --valid-only "
+                           "--property MatchesReferenceOnEveryValidWorkload --corpus " +
+                           empty_corpus.string() + " --report-dir " + reports.string() + " " +
+                           impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + m.command));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("finding:   " + m.kind), std::string::npos) << run.out;
+
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(reports))
+    if (entry.path().string().ends_with(".report.json")) found.push_back(entry.path());
+  ASSERT_EQ(found.size(), 1u) << run.out;
+  const Json report = Json::parse(slurp(found.front()));
+  EXPECT_EQ(report["finding"], m.kind) << report.dump(2);
+  EXPECT_EQ(report["rows"], 2) << report.dump(2);
+  const std::string said = report.value("summary", "") + "\n" + report.value("detail", "");
+  EXPECT_NE(said.find(m.evidence), std::string::npos) << report.dump(2);
+  EXPECT_NE(run.out.find("replay:    "), std::string::npos) << run.out;
+}
+
+std::string misbehave(const std::string& mode) {
+  return kSource + "/tests/misbehaving/misbehave.py " + mode + " " + kCli;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Check, MisbehavingImplementation,
+    testing::Values(
+        Misbehaving{"crash", misbehave("crash"), "crashed", "SIGSEGV"},
+        Misbehaving{"hang", misbehave("hang"), "timed_out", "hang on a workload of 2 rows"},
+        Misbehaving{"garbage", misbehave("garbage"), "malformed_output", "this is not JSON"},
+        Misbehaving{"skip", misbehave("skip"), "missing_output", "skip on a workload of 2 rows"},
+        Misbehaving{"exit_early", misbehave("exit-early"), "crashed", "exit-early on a workload of 2 rows"},
+        Misbehaving{"raises", kAdapter + " " + kSource + "/tests/misbehaving/raises.py:raises_on_two_rows", "raised",
+                    "IndexError: row index out of range"}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace chunkmeta

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""A `cmd:` implementation that answers through `chunkmeta compute` (correctly)
+until it meets a workload of two or more rows, then misbehaves in one way:
+
+    misbehave.py MODE CHUNKMETA
+    MODE: crash | hang | garbage | skip | exit-early
+
+The harness must turn each into a finding of that workload, shrink it to two
+rows (the fewest that trigger it), report it, and never crash or hang itself.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+mode, chunkmeta = sys.argv[1], sys.argv[2]
+relay = subprocess.Popen([chunkmeta, "compute"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def correct(line):
+    relay.stdin.write(line)
+    relay.stdin.flush()
+    return relay.stdout.readline()
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if len(request.get("num_computed_tokens", [])) < 2:
+        sys.stdout.write(correct(line))
+        sys.stdout.flush()
+        continue
+    print(f"misbehave.py: {mode} on a workload of {len(request['num_computed_tokens'])} rows", file=sys.stderr, flush=True)
+    if mode == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif mode == "hang":
+        time.sleep(3600)
+    elif mode == "garbage":
+        print("Traceback (most recent call last): this is not JSON", flush=True)
+    elif mode == "skip":
+        pass  # no answer for this line; later lines are answered
+    elif mode == "exit-early":
+        sys.exit(0)
+    else:
+        sys.exit(f"misbehave.py: unknown mode {mode}")
