@@ -10,7 +10,8 @@ preset="${CHUNKMETA_PRESET:-default}"
 
 # Debian packages the build and tests need.
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm zip unzip libgtest-dev libgmock-dev libbenchmark-dev
-          librapidcheck-dev nlohmann-json3-dev libcli11-dev)
+          librapidcheck-dev nlohmann-json3-dev libcli11-dev
+          python3 python3-torch)  # the Python adapter's tests (torch: the int32 tensor path)
 
 install_missing_packages() {
   local missing=()

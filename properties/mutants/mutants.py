@@ -70,12 +70,22 @@ def _rewrite(slip, chunk_size, num_prefills, computed, starts):
             body = _trunc_div(n, C) + 1
         if slip == "float32_ceil":
             body = math.ceil(_float32(_float32(n) / _float32(C)))
-        for _ in range(body):
-            cu.append(_int32(pos))
-            seq.append(i)
-            length = max(0, min(n, C))
-            pos += length
-            n -= length
+        if body > 0:
+            # The loop `start = pos; pos += max(0, min(n, C)); n -= that`, body
+            # times, in closed form: chunk k starts at pos + min(k*C, max(n, 0)).
+            tokens = max(n, 0)
+            full = min(body, tokens // C)
+            starts = list(range(pos, pos + full * C, C))
+            if full < body:
+                starts.append(pos + full * C)
+                starts.extend([pos + tokens] * (body - full - 1))
+            if starts[-1] > INT32_MAX:
+                starts = [_int32(x) for x in starts]
+            cu.extend(starts)
+            seq.extend([i] * body)
+            advance = min(body * C, tokens)
+            pos += advance
+            n -= advance
         rowless = len(seq) == chunks_before
         last.append(-1 if slip == "rowless_last_is_minus_one" and rowless else len(cu) - 1)
     cu.append(_int32(pos))

@@ -415,18 +415,21 @@ rc::detail::TestResult check_with(const Property& property, const Implementation
                                    params, listener, rc::detail::configuration().reproduce);
 }
 
-// Answers fetched in one batch for the workloads a reference-only pass over
-// the same cases asked for. RapidCheck replays the same cases for the same
-// seed, so the real pass finds them in order; from the first workload that
-// differs (shrinking has begun) every call goes to the implementation.
+// Batched answers for the workloads a reference-only pass over the same cases
+// asked for. RapidCheck replays the same cases for the same seed, so the real
+// pass asks for them in order; answers are fetched in batches that double in
+// size (a case that fails early costs one small batch, a passing run few round
+// trips). From the first workload that differs (shrinking has begun) every
+// call goes to the implementation.
 struct Prefetched {
   std::vector<Workload> workloads;
-  std::vector<Answer> answers;
+  std::vector<Answer> answers;  // for a prefix of workloads
   std::size_t next = 0;
+  std::size_t batch = 64;
 };
 
-Prefetched prefetch(const Property& property, const Implementation& impl, const rc::detail::TestParams& params,
-                    PropertyResult& stats) {
+Prefetched record_workloads(const Property& property, const Implementation& impl,
+                            const rc::detail::TestParams& params) {
   Prefetched cache;
   Implementation recorder = impl;
   recorder.compute = [&cache](const Workload& w) -> Answer {
@@ -437,9 +440,6 @@ Prefetched prefetch(const Property& property, const Implementation& impl, const 
   const std::optional<Counterexample> saved = latest_failure;
   check_with(property, recorder, params, ignored);
   latest_failure = saved;
-  const auto start = Clock::now();
-  cache.answers = impl.compute_batch(cache.workloads);
-  stats.implementation_seconds += seconds_since(start);
   return cache;
 }
 
@@ -449,12 +449,23 @@ Implementation instrumented(const Implementation& impl, Prefetched* cache, Prope
   out.compute_batch = nullptr;
   out.compute = [&impl, cache, &stats](const Workload& w) -> Answer {
     ++stats.implementation_calls;
-    if (cache != nullptr && cache->next < cache->answers.size()) {
+    if (cache != nullptr && cache->next < cache->workloads.size()) {
       if (cache->workloads[cache->next] == w) {
-        ++stats.prefetched;
-        return cache->answers[cache->next++];
+        if (cache->next == cache->answers.size()) {
+          const std::size_t end = std::min(cache->workloads.size(), cache->next + cache->batch);
+          cache->batch *= 2;
+          const auto start = Clock::now();
+          auto fetched = impl.compute_batch(
+              std::span<const Workload>(cache->workloads).subspan(cache->next, end - cache->next));
+          stats.implementation_seconds += seconds_since(start);
+          for (auto& answer : fetched) cache->answers.push_back(std::move(answer));
+        }
+        if (cache->next < cache->answers.size()) {
+          ++stats.prefetched;
+          return cache->answers[cache->next++];
+        }
       }
-      cache->next = cache->answers.size();
+      cache->next = cache->workloads.size();
     }
     const auto start = Clock::now();
     Answer answer = impl.compute(w);
@@ -477,7 +488,7 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
   latest_failure.reset();
   running_property = &property;
   std::optional<Prefetched> cache;
-  if (options.prefetch && impl.compute_batch) cache = prefetch(property, impl, params, result);
+  if (options.prefetch && impl.compute_batch) cache = record_workloads(property, impl, params);
   const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result);
   Tally tally;
   const auto outcome = check_with(property, measured, params, tally);

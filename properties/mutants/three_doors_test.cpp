@@ -1,0 +1,93 @@
+// Every mutant of the catalogue through the three doors an implementation can
+// come in by: built in, as a plugin (isolated in `chunkmeta compute`), and as a
+// Python function through the adapter. Each door must catch it with the same
+// minimal counterexample, because they share one suite, one seed and one shrinker.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "chunkmeta/harness/implementations.hpp"
+#include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/report.hpp"
+#include "chunkmeta/harness/subprocess.hpp"
+#include "chunkmeta/properties/suite.hpp"
+#include "mutants.hpp"
+
+namespace chunkmeta {
+namespace {
+
+constexpr std::uint64_t kSeed = 20261202;  // the mutant catalogue's seed
+
+struct Caught {
+  std::string property;
+  Workload workload;
+  std::string finding;
+  std::string actual;
+};
+
+Caught run_door(const harness::Implementation& impl) {
+  properties::SuiteOptions options;
+  options.seed = kSeed;
+  options.default_cases = 10000;
+  options.include_library = false;
+  options.stop_at_first_failure = true;
+  options.write_reports = false;
+  const auto suite = properties::run_suite(impl, options);
+  long long calls = 0;
+  for (const auto& p : suite.properties) calls += p.implementation_calls;
+  std::cout << impl.name << ": " << suite.cases() << " cases, " << calls << " workloads sent, " << suite.seconds()
+            << " s (" << suite.implementation_seconds() << " s waiting for the implementation)\n";
+  EXPECT_FALSE(suite.passed()) << impl.name << " was not caught in " << suite.cases() << " cases";
+  Caught caught;
+  if (suite.passed() || !suite.properties.back().counterexample) return caught;
+  const auto& cx = *suite.properties.back().counterexample;
+  std::cout << harness::render(cx);
+  caught.property = cx.property;
+  caught.workload = cx.workload;
+  caught.finding = std::string(harness::to_string(cx.finding.kind)) + ": " + cx.finding.summary;
+  caught.actual = cx.finding.actual ? harness::to_json(*cx.finding.actual).dump() : "(no answer)";
+  return caught;
+}
+
+void expect_same(const Caught& built_in, const Caught& other, const std::string& door) {
+  EXPECT_EQ(other.property, built_in.property) << door;
+  EXPECT_EQ(harness::to_json(other.workload).dump(), harness::to_json(built_in.workload).dump()) << door;
+  EXPECT_EQ(other.finding, built_in.finding) << door;
+  EXPECT_EQ(other.actual, built_in.actual) << door;
+}
+
+std::string python_name(const std::string& name) {
+  std::string out;
+  for (char c : name) out += c == '-' ? '_' : c;
+  return out;
+}
+
+class ThreeDoors : public testing::TestWithParam<mutants::Mutant> {};
+
+TEST_P(ThreeDoors, EachDoorCatchesTheMutantWithTheSameMinimalCounterexample) {
+  const auto& mutant = GetParam();
+  const Caught built_in = run_door(mutant.implementation);
+  ASSERT_FALSE(built_in.property.empty());
+
+  harness::ResolveOptions isolated;
+  isolated.self_path = CHUNKMETA_CLI;
+  auto plugin = harness::resolve_implementations(
+      "plugin:" + std::string(CHUNKMETA_MUTANT_PLUGIN) + "#" + mutant.implementation.name, isolated);
+  ASSERT_TRUE(std::holds_alternative<std::vector<harness::Implementation>>(plugin)) << std::get<std::string>(plugin);
+  expect_same(built_in, run_door(std::get<0>(plugin).front()), "plugin");
+
+  if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3: the Python door was not tried";
+  harness::SubprocessOptions python;
+  python.command = harness::shell_quote(CHUNKMETA_PYTHON) + " " + CHUNKMETA_SOURCE_DIR +
+                   "/adapters/python/chunkmeta_adapter.py --lists " + CHUNKMETA_SOURCE_DIR +
+                   "/properties/mutants/mutants.py:" + python_name(mutant.implementation.name);
+  auto through_adapter = harness::subprocess_implementation("python:" + mutant.implementation.name, python);
+  through_adapter.rejects_invalid_input = false;  // an engine function: valid workloads only
+  expect_same(built_in, run_door(through_adapter), "python");
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutants, ThreeDoors, testing::ValuesIn(mutants::catalogue()),
+                         [](const auto& info) { return python_name(info.param.implementation.name); });
+
+}  // namespace
+}  // namespace chunkmeta

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Cases per second of `chunkmeta check` through each door, one run, same seed:
+# built in, plugin in this process, plugin isolated in a child, `cmd:` against
+# `chunkmeta compute`, and `cmd:` against the pure-Python example (lists, and
+# int32 torch tensors when a python3 imports torch). Prints each run's
+# throughput lines (where the time went). Numbers for README.md.
+#   tools/check_throughput.sh [BUILD_DIR]   (default build/default)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build="${1:-build/default}"
+cli="$build/bin/chunkmeta"
+plugin="$build/bin/chunkmeta_fast_plugin.so"
+adapter="adapters/python/chunkmeta_adapter.py"
+example="examples/python/reference_procedure.py:compute_chunk_metadata"
+reports="$(mktemp -d)"
+trap 'rm -rf "$reports"' EXIT
+
+run() {
+  echo "--- $1"
+  shift
+  "$cli" check --seed 20261202 --corpus "$reports" --report-dir "$reports" "$@" | grep -A1 "^Throughput\|^NOT VERIFIED"
+}
+
+run "built in" --impl fast --cases 2000
+run "plugin, in process" --impl "plugin:$plugin" --in-process --cases 2000
+run "plugin, isolated in a child" --impl "plugin:$plugin" --cases 2000
+run "cmd: chunkmeta compute" --impl "cmd:$cli compute" --cases 2000
+run "cmd: Python example, lists" --valid-only --impl "cmd:python3 $adapter --lists $example" --cases 500
+for python in python3 /usr/bin/python3; do
+  if "$python" -c "import torch" 2>/dev/null; then
+    run "cmd: Python example, torch tensors ($python)" --valid-only --impl "cmd:$python $adapter --torch $example" --cases 500
+    break
+  fi
+done
