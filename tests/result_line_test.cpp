@@ -1,0 +1,92 @@
+// The DOM-free reader of answer lines (parse_result_line) against its
+// definition, the DOM reading (Json::parse + parse_outcome): wherever the fast
+// reader accepts a line, both give the same result and the same id.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "chunkmeta/harness/json.hpp"
+
+namespace chunkmeta {
+namespace {
+
+using harness::Json;
+
+// The DOM reading of a line: (id, outcome) or nothing.
+std::optional<std::pair<std::optional<std::uint64_t>, harness::Outcome>> dom_reading(const std::string& line) {
+  Json value;
+  try {
+    value = Json::parse(line);
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+  auto outcome = harness::parse_outcome(value);
+  if (!outcome) return std::nullopt;
+  std::optional<std::uint64_t> id;
+  if (value.is_object() && value.contains("id") && value["id"].is_number_unsigned()) id = value["id"].get<std::uint64_t>();
+  return std::make_pair(id, std::move(*outcome));
+}
+
+void expect_agreement(const std::string& line) {
+  const auto fast = harness::parse_result_line(line);
+  if (!fast) return;  // the caller falls back to the DOM
+  const auto dom = dom_reading(line);
+  ASSERT_TRUE(dom.has_value()) << "fast reader accepted what the DOM reading refuses: " << line;
+  EXPECT_EQ(fast->id, dom->first) << line;
+  ASSERT_TRUE(dom->second.ok()) << line;
+  EXPECT_EQ(fast->result, dom->second.value()) << line;
+}
+
+TEST(ResultLineReader, AgreesWithTheDomReadingOnEveryAnswerChunkmetaComputeWrites) {
+  std::mt19937_64 random(20261202);
+  for (int i = 0; i < 2000; ++i) {
+    ChunkMetadata result;
+    for (auto* array : {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices}) {
+      array->resize(random() % 20);
+      for (auto& v : *array) v = static_cast<std::int32_t>(random());
+    }
+    const Json id = i % 3 == 0 ? Json(nullptr) : Json(random() >> (random() % 64));
+    const std::string line = harness::dump_line(harness::answer_json(id, harness::to_json(harness::Outcome(result))));
+    const auto fast = harness::parse_result_line(line);
+    ASSERT_TRUE(fast.has_value()) << line;
+    EXPECT_EQ(fast->result, result) << line;
+    expect_agreement(line);
+  }
+}
+
+TEST(ResultLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
+  const std::vector<std::string> lines = {
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"seq_idx":[0],"last_chunk_indices":[0],"id":3,"cu_chunk_seqlen":[0,5]})",
+      R"({"id":1,"cu_chunk_seqlen":[0],"cu_chunk_seqlen":[0,1],"seq_idx":[0],"last_chunk_indices":[0]})",
+      R"({"id":-1,"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"id":"7","cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"id":1,"id":2,"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[0.0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[2147483648],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[-2147483648],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[-2147483649],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[[0]],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[],"extra":1})",
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[]})",
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]} trailing)",
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]}{})",
+      R"([{"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]}])",
+      R"({"cu_chunk_seqlen":0,"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"error":{"code":"length_mismatch"},"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[null],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[true],"last_chunk_indices":[]})",
+      R"( {"cu_chunk_seqlen" : [ 0 , 1 ] , "seq_idx":[0],"last_chunk_indices":[0]} )",
+  };
+  for (const auto& line : lines) expect_agreement(line);
+  // Shapes the fast reader must leave to the DOM.
+  for (const auto& line : {lines[2], lines[3], lines[4], lines[5], lines[6], lines[7], lines[9], lines[11], lines[13],
+                           lines[14], lines[17]}) {
+    EXPECT_FALSE(harness::parse_result_line(line).has_value()) << line;
+  }
+}
+
+}  // namespace
+}  // namespace chunkmeta
