@@ -3,6 +3,7 @@
 # a shrunk JSON report: fuzz a build with a planted wrong implementation from
 # an empty corpus until it crashes, then shrink the crash into a report.
 #   find_planted_mismatch.sh PLANTED_FUZZER PLANTED_REPORT WORK_DIR
+# PLANTED_REPORT "none": only require the fuzzer's own counterexample printout.
 set -euo pipefail
 fuzzer=$1
 reporter=$2
@@ -14,5 +15,9 @@ if "$fuzzer" -max_total_time=120 -artifact_prefix="$work/artifacts/" "$work/corp
 fi
 crash=$(ls "$work"/artifacts/crash-* | head -1)
 grep -E "^#[0-9]+" "$work/fuzz.log" | tail -1
+if [ "$reporter" = none ]; then
+  grep -A8 "^COUNTEREXAMPLE" "$work/fuzz.log"
+  exit 0
+fi
 "$reporter" "$crash" "$work/reports"
 ls "$work"/reports/*.report.json

@@ -1,5 +1,4 @@
-// Test-only: turns a finding of fuzz_differential_planted (or, built as
-// plugin_report, of fuzz_differential on CHUNKMETA_FUZZ_PLUGIN) into the shrunk
+// Test-only: turns a finding of fuzz_differential_planted into the shrunk
 // report (the same path `chunkmeta fuzz-shrink` takes for the built-ins).
 //   planted_report CRASH_FILE REPORT_DIR   -> exit 0 when a report of at most 2 rows was written
 #include <cstdio>

@@ -202,7 +202,9 @@ void abort_on_failure(const std::vector<Counterexample>& failures, std::span<con
   for (const auto& cx : failures) std::fprintf(stderr, "%s", render(cx).c_str());
   std::fprintf(stderr, "input (%zu bytes):", input.size());
   for (auto byte : input) std::fprintf(stderr, " %02x", byte);
-  std::fprintf(stderr, "\nShrink it to a report: chunkmeta fuzz-shrink <crash file>\n");
+  const char* plugin = std::getenv("CHUNKMETA_FUZZ_PLUGIN");
+  const std::string impl = plugin != nullptr && *plugin != '\0' ? " --impl " + shell_quote(std::string("plugin:") + plugin) : "";
+  std::fprintf(stderr, "\nShrink it to a report: chunkmeta fuzz-shrink%s <crash file>\n", impl.c_str());
   std::abort();
 }
 

@@ -190,10 +190,11 @@ int fuzz_encode(const std::string& target, const std::filesystem::path& dir,
   return skipped == 0 ? kExitOk : kExitFailure;
 }
 
-int fuzz_shrink(const std::string& target, const std::filesystem::path& input, const std::string& report_dir) {
+int fuzz_shrink(const std::string& target, const std::filesystem::path& input, const std::string& report_dir,
+                const std::vector<Implementation>& impls) {
   const auto bytes = read_bytes(input);
   const Workload found = decode_for(target, bytes);
-  const auto failures = harness::shrink_failure(found, harness::builtin_implementations(), "fuzz " + target);
+  const auto failures = harness::shrink_failure(found, impls, "fuzz " + target);
   if (failures.empty()) {
     std::cout << "No finding: every implementation is right on " << harness::dump_line(harness::to_json(found))
               << "\n";
@@ -395,6 +396,10 @@ int main(int argc, char** argv) {
   shrink_cmd->add_option("--target", fuzz_target, "differential or robustness")->capture_default_str()
       ->check(CLI::IsMember({"differential", "robustness"}));
   shrink_cmd->add_option("file", shrink_input, "The finding")->required();
+  std::vector<std::string> shrink_impls;
+  shrink_cmd->add_option("--impl", shrink_impls,
+                         "Implementations the finding is shrunk against, as the fuzz target ran them (default: all "
+                         "built-in; plugins load in this process, like CHUNKMETA_FUZZ_PLUGIN)");
   shrink_cmd->add_option("--report-dir", shrink_report_dir, "Where the report goes (default: $CHUNKMETA_REPORT_DIR)");
 
   try {
@@ -420,7 +425,13 @@ int main(int argc, char** argv) {
   if (*keep_cmd) return keep(keep_dir, keep_origin);
   if (*decode_cmd) return fuzz_decode(fuzz_target, decode_inputs);
   if (*encode_cmd) return fuzz_encode(fuzz_target, encode_dir, encode_inputs);
-  if (*shrink_cmd) return fuzz_shrink(fuzz_target, shrink_input, shrink_report_dir);
+  if (*shrink_cmd) {
+    harness::ResolveOptions here = resolve;
+    here.plugins_in_process = true;
+    auto impls = implementations(shrink_impls, here);
+    if (!impls) return kExitUsage;
+    return fuzz_shrink(fuzz_target, shrink_input, shrink_report_dir, *impls);
+  }
 
   if (*replay_cmd) {
     auto impls = implementations(replay_impls, resolve);
