@@ -2,7 +2,8 @@
 # Cases per second of `chunkmeta check` through each door, one run, same seed:
 # built in, plugin in this process, plugin isolated in a child, `cmd:` against
 # `chunkmeta compute`, and `cmd:` against the pure-Python example (lists, and
-# int32 torch tensors when a python3 imports torch). Prints each run's
+# int32 torch tensors when a python3 imports torch), and the Python module's
+# chunkmeta.check() on the same function in process. Prints each run's
 # throughput lines (where the time went). Numbers for README.md.
 #   tools/check_throughput.sh [BUILD_DIR]   (default build/default)
 set -euo pipefail
@@ -32,3 +33,17 @@ for python in python3 /usr/bin/python3; do
     break
   fi
 done
+
+# The Python module's check(): the same suite, seed and function, in process (no subprocess, no JSON).
+if [ -d "$build/python/chunkmeta" ]; then
+  for arrays in lists torch; do
+    echo "--- chunkmeta.check(), Python example in process, $arrays"
+    PYTHONPATH="$build/python:examples/python" /usr/bin/python3 - "$arrays" "$reports" <<'PY'
+import sys, chunkmeta, reference_procedure
+s = chunkmeta.check(reference_procedure.compute_chunk_metadata, seed=20261202, cases=500, corpus=[], arrays=sys.argv[1],
+                    report_dir=sys.argv[2])
+calls = sum(p.calls for p in s.properties)
+print(f"Throughput: {s.cases} cases in {s.seconds:.2f} s = {s.cases_per_second:.0f} cases/s; {calls} calls")
+PY
+  done
+fi

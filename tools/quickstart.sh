@@ -2,7 +2,7 @@
 # The two quick-start commands of README.md:
 #   tools/quickstart.sh verify   build, then verify the built-in fast implementation end to end
 #   tools/quickstart.sh test     build, then run every test under ctest
-# CHUNKMETA_PRESET picks the CMake preset (default: "default"; CI uses ci-gcc, ci-clang, sanitizers).
+# CHUNKMETA_PRESET picks the CMake preset (default: "default"; CI uses ci-gcc and ci-clang-fuzz).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -11,7 +11,8 @@ preset="${CHUNKMETA_PRESET:-default}"
 # Debian packages the build and tests need.
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm zip unzip libgtest-dev libgmock-dev libbenchmark-dev
           librapidcheck-dev nlohmann-json3-dev libcli11-dev
-          python3 python3-torch)  # the Python adapter's tests (torch: the int32 tensor path)
+          python3 python3-torch  # the Python adapter's tests (torch: the int32 tensor path)
+          python3-dev pybind11-dev libtorch-dev python3-numpy python3-pytest)  # the Python module and its tests
 
 install_missing_packages() {
   local missing=()

@@ -83,6 +83,12 @@ std::optional<Implementation> find_builtin(std::string_view name) {
   return std::nullopt;
 }
 
+std::string builtin_names() {
+  std::string names;
+  for (const auto& impl : builtin_implementations()) names += (names.empty() ? "" : ", ") + impl.name;
+  return names;
+}
+
 namespace {
 
 bool starts_with(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
@@ -91,28 +97,29 @@ bool starts_with(const std::string& text, std::string_view prefix) { return text
 
 std::variant<std::vector<Implementation>, std::string> resolve_implementations(const std::string& spec,
                                                                                 const ResolveOptions& options) {
-  std::vector<Implementation> found;
-  if (starts_with(spec, "cmd:")) {
-    const std::string command = spec.substr(4);
-    if (command.find_first_not_of(" \t") == std::string::npos) return std::string("cmd: needs a command, e.g. cmd:'chunkmeta compute'");
+  // `name` answered by `command` in a child process, registered for the caller's statistics.
+  const auto in_child = [&options](const std::string& name, const std::string& command) {
     SubprocessOptions sub;
     sub.command = command;
     sub.timeout_seconds = options.timeout_seconds;
     std::shared_ptr<Subprocess> process;
-    found.push_back(subprocess_implementation(spec, sub, &process));
-    if (options.processes != nullptr) options.processes->emplace_back(spec, process);
+    Implementation impl = subprocess_implementation(name, sub, &process);
+    if (options.processes != nullptr) options.processes->emplace_back(name, process);
+    return impl;
+  };
+  std::vector<Implementation> found;
+  if (starts_with(spec, "cmd:")) {
+    const std::string command = spec.substr(4);
+    if (command.find_first_not_of(" \t") == std::string::npos) return std::string("cmd: needs a command, e.g. cmd:'chunkmeta compute'");
+    found.push_back(in_child(spec, command));
   } else if (starts_with(spec, "plugin:")) {
     auto loaded = load_plugin(spec.substr(7));
     if (auto* why = std::get_if<std::string>(&loaded)) return *why;
     found = std::get<std::vector<Implementation>>(std::move(loaded));
     if (!options.plugins_in_process) {
       for (auto& impl : found) {
-        SubprocessOptions sub;
-        sub.command = shell_quote(options.self_path) + " compute --impl " + shell_quote(impl.name);
-        sub.timeout_seconds = options.timeout_seconds;
-        std::shared_ptr<Subprocess> process;
-        Implementation isolated = subprocess_implementation(impl.name, sub, &process);
-        if (options.processes != nullptr) options.processes->emplace_back(impl.name, process);
+        Implementation isolated =
+            in_child(impl.name, shell_quote(options.self_path) + " compute --impl " + shell_quote(impl.name));
         isolated.description = impl.description + " (plugin, in a child process)";
         isolated.rejects_invalid_input = impl.rejects_invalid_input;
         impl = std::move(isolated);
@@ -121,9 +128,7 @@ std::variant<std::vector<Implementation>, std::string> resolve_implementations(c
   } else if (auto builtin = find_builtin(spec)) {
     found.push_back(*builtin);
   } else {
-    std::string names;
-    for (const auto& impl : builtin_implementations()) names += (names.empty() ? "" : ", ") + impl.name;
-    return "unknown implementation '" + spec + "' (known: " + names + ", cmd:COMMAND, plugin:PATH[#NAME])";
+    return "unknown implementation '" + spec + "' (known: " + builtin_names() + ", cmd:COMMAND, plugin:PATH[#NAME])";
   }
   if (options.valid_only) {
     for (auto& impl : found) impl.rejects_invalid_input = false;

@@ -261,7 +261,7 @@ struct Subprocess::State {
       if (got == 0) return false;
       if (got < 0) continue;
       inbuf.append(buf, static_cast<std::size_t>(got));
-      for (std::size_t nl; (nl = inbuf.find('\n')) != std::string::npos;) {
+      if (const auto nl = inbuf.find('\n'); nl != std::string::npos) {
         const auto answer = parse_result_line(std::string_view(inbuf).substr(0, nl));
         inbuf.erase(0, nl + 1);
         // Any other line first: the due answer came late (slow, not skipping).
@@ -272,14 +272,7 @@ struct Subprocess::State {
   }
 
   std::string encode(const Workload& w, std::uint64_t id) const {
-    Json line = Json::object();
-    line["id"] = id;
-    line["chunk_size"] = w.chunk_size;
-    line["num_computed_tokens"] = w.num_computed_tokens;
-    line["query_start_loc"] = w.query_start_loc;
-    std::string text = dump_line(line);
-    text += '\n';
-    return text;
+    return dump_line(answer_json(Json(id), to_json(w))) + '\n';
   }
 };
 

@@ -1,9 +1,12 @@
-// Every mutant of the catalogue through the three doors an implementation can
-// come in by: built in, as a plugin (isolated in `chunkmeta compute`), and as a
-// Python function through the adapter. Each door must catch it with the same
-// minimal counterexample, because they share one suite, one seed and one shrinker.
+// Every mutant of the catalogue through each door an implementation can come in
+// by: built in, as a plugin (isolated in `chunkmeta compute`), as a Python
+// function through the adapter, and as a Python function handed to the Python
+// module's chunkmeta.check() in its own process. Each door must catch it with the
+// same minimal counterexample, because they share one suite, one seed and one shrinker.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <memory>
 #include <string>
 
 #include "chunkmeta/harness/implementations.hpp"
@@ -62,6 +65,28 @@ std::string python_name(const std::string& name) {
   return out;
 }
 
+// The fourth door: properties/mutants/check_door.py runs chunkmeta.check() on
+// the Python mutant and prints what it caught as one JSON line.
+Caught run_check_door(const std::string& name) {
+  const std::string command = "PYTHONPATH=" + harness::shell_quote(CHUNKMETA_PYTHON_PACKAGE_PARENT) + " " +
+                              harness::shell_quote(CHUNKMETA_TORCH_PYTHON) + " " + CHUNKMETA_SOURCE_DIR +
+                              "/properties/mutants/check_door.py " + name + " " + std::to_string(kSeed);
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::string output;
+  char buffer[4096];
+  while (pipe && std::fgets(buffer, sizeof buffer, pipe.get()) != nullptr) output += buffer;
+  Caught caught;
+  const auto line = harness::Json::parse(output, nullptr, false);
+  EXPECT_TRUE(line.is_object()) << "chunkmeta.check() door printed: " << output;
+  if (!line.is_object()) return caught;
+  caught.property = line.at("property").get<std::string>();
+  const auto workload = harness::parse_workload_line(line.at("workload").get<std::string>());
+  if (const auto* w = std::get_if<Workload>(&workload)) caught.workload = *w;
+  caught.finding = line.at("finding").get<std::string>();
+  caught.actual = line.at("actual").get<std::string>();
+  return caught;
+}
+
 class ThreeDoors : public testing::TestWithParam<mutants::Mutant> {};
 
 TEST_P(ThreeDoors, EachDoorCatchesTheMutantWithTheSameMinimalCounterexample) {
@@ -84,6 +109,9 @@ TEST_P(ThreeDoors, EachDoorCatchesTheMutantWithTheSameMinimalCounterexample) {
   auto through_adapter = harness::subprocess_implementation("python:" + mutant.implementation.name, python);
   through_adapter.rejects_invalid_input = false;  // an engine function: valid workloads only
   expect_same(built_in, run_door(through_adapter), "python");
+
+  if (std::string(CHUNKMETA_PYTHON_PACKAGE_PARENT).empty()) GTEST_SKIP() << "no Python module: chunkmeta.check() not tried";
+  expect_same(built_in, run_check_door(python_name(mutant.implementation.name)), "chunkmeta.check()");
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutants, ThreeDoors, testing::ValuesIn(mutants::catalogue()),

@@ -406,13 +406,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// RapidCheck's id of a property run: the key of its reproduce string.
+std::string test_id(const Property& property, const Implementation& impl) { return impl.name + "/" + property.name; }
+
 rc::detail::TestResult check_with(const Property& property, const Implementation& impl,
-                                  const rc::detail::TestParams& params, rc::detail::TestListener& listener) {
+                                  const rc::detail::TestParams& params, rc::detail::TestListener& listener,
+                                  const std::function<bool()>& stop_requested = nullptr) {
   rc::detail::TestMetadata metadata;
-  metadata.id = impl.name + "/" + property.name;
+  metadata.id = test_id(property, impl);
   metadata.description = property.sentence;
-  return rc::detail::checkProperty(rc::detail::toProperty([&property, &impl] { property.run_case(impl); }), metadata,
-                                   params, listener, rc::detail::configuration().reproduce);
+  const auto run_case = [&property, &impl, &stop_requested] {
+    if (stop_requested && stop_requested()) RC_SUCCEED("stopped");
+    property.run_case(impl);
+  };
+  return rc::detail::checkProperty(rc::detail::toProperty(run_case), metadata, params, listener,
+                                   rc::detail::configuration().reproduce);
 }
 
 // Batched answers for the workloads a reference-only pass over the same cases
@@ -491,7 +499,7 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
   if (options.prefetch && impl.compute_batch) cache = record_workloads(property, impl, params);
   const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result);
   Tally tally;
-  const auto outcome = check_with(property, measured, params, tally);
+  const auto outcome = check_with(property, measured, params, tally, options.stop_requested);
   running_property = nullptr;
   result.seconds = seconds_since(start);
 
@@ -510,7 +518,7 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
 
   result.cases = failure->numSuccess;
   rc::detail::Configuration reproduce_config;
-  reproduce_config.reproduce[impl.name + "/" + property.name] = failure->reproduce;
+  reproduce_config.reproduce[test_id(property, impl)] = failure->reproduce;
   const std::string reproduce = rc::detail::configToMinimalString(reproduce_config);
 
   Counterexample cx;
@@ -541,25 +549,18 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
   return result;
 }
 
+// The latest round's verdict (and counterexample), with the counts of all rounds;
+// a passing run keeps its first seed.
 void add_round(PropertyResult& total, PropertyResult round) {
-  const int cases = total.cases + round.cases;
-  const int rounds = total.rounds + 1;
-  const double seconds = total.seconds + round.seconds;
-  const double impl_seconds = total.implementation_seconds + round.implementation_seconds;
-  const long long calls = total.implementation_calls + round.implementation_calls;
-  const long long prefetched = total.prefetched + round.prefetched;
-  auto classes = std::move(total.edge_classes);
-  for (const auto& [name, count] : round.edge_classes) classes[name] += count;
-  const std::uint64_t first_seed = total.rounds == 0 ? round.seed : total.seed;
+  round.cases += total.cases;
+  round.rounds += total.rounds;
+  round.seconds += total.seconds;
+  round.implementation_seconds += total.implementation_seconds;
+  round.implementation_calls += total.implementation_calls;
+  round.prefetched += total.prefetched;
+  for (const auto& [name, count] : total.edge_classes) round.edge_classes[name] += count;
+  if (round.passed && total.rounds > 0) round.seed = total.seed;
   total = std::move(round);
-  total.cases = cases;
-  total.rounds = rounds;
-  total.seconds = seconds;
-  total.implementation_seconds = impl_seconds;
-  total.implementation_calls = calls;
-  total.prefetched = prefetched;
-  total.edge_classes = std::move(classes);
-  if (total.passed) total.seed = first_seed;
 }
 
 }  // namespace
@@ -594,7 +595,7 @@ PropertyResult run_property(const Property& property, const Implementation& impl
     params.maxSuccess = static_cast<int>(std::min<double>(target - total.cases, planned));
     params.seed = base_seed + static_cast<std::uint64_t>(round);
     add_round(total, run_round(property, impl, options, params));
-    if (!total.passed) break;
+    if (!total.passed || (options.stop_requested && options.stop_requested())) break;
   }
   return total;
 }
@@ -633,7 +634,7 @@ SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
       continue;
     selected.push_back(&property);
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const Property& property = *selected[i];
     if (property.sends_invalid_input && !impl.rejects_invalid_input) {
@@ -652,6 +653,7 @@ SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
     }
     suite.properties.push_back(run_property(property, impl, share));
     if (options.stop_at_first_failure && !suite.properties.back().passed) break;
+    if (options.stop_requested && options.stop_requested()) break;
   }
   return suite;
 }

@@ -17,7 +17,7 @@
 #include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/subprocess.hpp"
-#include "chunkmeta/properties/suite.hpp"
+#include "chunkmeta/properties/check.hpp"
 
 namespace {
 
@@ -28,11 +28,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
-std::string builtin_names() {
-  std::string names;
-  for (const auto& impl : harness::builtin_implementations()) names += (names.empty() ? "" : ", ") + impl.name;
-  return names;
-}
+using harness::builtin_names;
 
 // This executable, so an isolated plugin runs in `SELF compute --impl plugin:...`.
 std::string self_path(const char* argv0) {
@@ -100,26 +96,9 @@ int compute(const Implementation& impl, std::int64_t max_chunks) {
 
 int replay_files(const std::vector<Implementation>& impls, const std::vector<std::filesystem::path>& inputs,
                  bool quiet) {
-  const auto files = harness::corpus_files(inputs);
-  int failures = 0;
-  int unreadable = 0;
-  for (const auto& file : files) {
-    auto loaded = harness::load_corpus_entry(file);
-    if (auto* why = std::get_if<std::string>(&loaded)) {
-      std::cerr << "chunkmeta: " << *why << "\n";
-      ++unreadable;
-      continue;
-    }
-    for (const auto& cx : harness::replay(std::get<harness::CorpusEntry>(loaded), impls)) {
-      std::cout << harness::render(cx);
-      ++failures;
-    }
-  }
-  if (!quiet || failures > 0 || unreadable > 0) {
-    std::cout << "Replay: " << files.size() << " files x " << impls.size() << " implementations, " << failures
-              << " failures, " << unreadable << " unreadable\n";
-  }
-  return failures == 0 && unreadable == 0 ? kExitOk : kExitFailure;
+  const auto replayed = properties::replay_corpus(impls, inputs);
+  if (!quiet || !replayed.passed()) std::cout << replayed.text;
+  return replayed.passed() ? kExitOk : kExitFailure;
 }
 
 int keep(const std::filesystem::path& dir, const std::string& origin) {
@@ -243,32 +222,16 @@ std::string time_breakdown(const std::vector<properties::SuiteResult>& results,
   return os.str();
 }
 
-struct Verification {
-  std::vector<Implementation> implementations;
-  properties::SuiteOptions suite;
-  std::vector<std::filesystem::path> corpus;
-  const std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>* processes = nullptr;
-};
-
-// Replays the corpus, then runs the property suite on each implementation:
 // `verify` and `check` differ only in what they choose to run.
-int run_verification(Verification v) {
-  std::cout << "Replaying the corpus...\n" << std::flush;
-  const int replayed = replay_files(v.implementations, v.corpus, false);
-  std::vector<properties::SuiteResult> results;
-  for (const auto& impl : v.implementations) {
-    std::cout << "Verifying " << impl.name << " (" << impl.description << ")"
-              << (impl.rejects_invalid_input ? "" : ", valid workloads only") << "...\n"
-              << std::flush;
-    results.push_back(properties::run_suite(impl, v.suite));
-    v.suite.include_library = false;  // library properties do not depend on the implementation
-  }
-  std::cout << properties::summarize(results);
-  if (v.processes != nullptr) std::cout << time_breakdown(results, *v.processes);
-  bool passed = replayed == kExitOk;
-  for (const auto& suite : results) passed = passed && suite.passed();
-  std::cout << (passed ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n");
-  return passed ? kExitOk : kExitFailure;
+int run_verification(const std::vector<Implementation>& impls, const properties::CheckOptions& options,
+                     const std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>* processes) {
+  properties::CheckOptions streamed = options;
+  streamed.progress = [](std::string_view what) { std::cout << what << std::flush; };
+  const auto result = properties::check(impls, streamed);
+  std::cout << properties::summarize(result.suites);
+  if (processes != nullptr) std::cout << time_breakdown(result.suites, *processes);
+  std::cout << (result.passed() ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n");
+  return result.passed() ? kExitOk : kExitFailure;
 }
 
 bool known_properties(const std::vector<std::string>& names) {
@@ -442,7 +405,7 @@ int main(int argc, char** argv) {
   if (!known_properties(options.only)) return kExitUsage;
   if (*seed_opt || *check_seed_opt) options.seed = seed;
   if (!report_dir.empty()) options.report_dir = report_dir;
-  Verification run;
+  properties::CheckOptions run;
   run.corpus = corpus_inputs;
   if (*check_cmd) {
     std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>> processes;
@@ -461,16 +424,13 @@ int main(int argc, char** argv) {
       rerun += " --timeout " + timeout.str();
     }
     options.rerun_command = rerun;
-    run.implementations = std::move(*impls);
     run.suite = options;
-    run.processes = &processes;
-    return run_verification(std::move(run));
+    return run_verification(*impls, run, &processes);
   }
 
   auto impls = implementations(verify_impls, resolve);
   if (!impls) return kExitUsage;
   options.rerun_command = harness::shell_quote(resolve.self_path) + " verify --impl {implementation} --property {property}";
-  run.implementations = std::move(*impls);
   run.suite = options;
-  return run_verification(std::move(run));
+  return run_verification(*impls, run, nullptr);
 }

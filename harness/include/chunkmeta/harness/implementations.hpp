@@ -19,6 +19,7 @@ class Subprocess;
 // input read in place), fast-into and fast-into-int32 (caller buffers).
 const std::vector<Implementation>& builtin_implementations();
 std::optional<Implementation> find_builtin(std::string_view name);
+std::string builtin_names();  // "reference, fast, ...", for messages
 
 struct ResolveOptions {
   double timeout_seconds = 10.0;  // per case, for subprocesses

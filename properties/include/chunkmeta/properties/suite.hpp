@@ -46,6 +46,10 @@ struct SuiteOptions {
   // or its case count is used up; without `cases`, a budget alone sets no limit.
   double time_budget_seconds = 0;
   bool prefetch = true;               // batch answers through compute_batch when the implementation has it
+  // Polled before every case: once true, the remaining cases pass without
+  // running (a shrink in progress keeps its smallest failure so far) and the
+  // remaining properties are left out, so an interrupted run ends at once.
+  std::function<bool()> stop_requested;
 };
 
 // Scale for every default case count: CHUNKMETA_CASE_SCALE (a soak run sets 100).

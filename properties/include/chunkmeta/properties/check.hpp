@@ -1,0 +1,45 @@
+// A whole verification run: replay the corpus, then the property suite on each
+// implementation. `chunkmeta verify`, `chunkmeta check` and the Python module's
+// `chunkmeta.check()` are this one function with different options.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chunkmeta/properties/suite.hpp"
+
+namespace chunkmeta::properties {
+
+struct ReplayResult {
+  int files = 0;
+  int unreadable = 0;
+  std::vector<harness::Counterexample> failures;
+  std::string text;  // each failure's report, the unreadable files, then one summary line
+  bool passed() const { return failures.empty() && unreadable == 0; }
+};
+
+// Replays every corpus entry under `inputs` (files or folders) against `implementations`.
+ReplayResult replay_corpus(const std::vector<harness::Implementation>& implementations,
+                           const std::vector<std::filesystem::path>& inputs);
+
+struct CheckOptions {
+  SuiteOptions suite;
+  std::vector<std::filesystem::path> corpus;  // replayed first; empty: no replay
+  // Told each stage as it starts ("Verifying fast..."), so a long run shows progress.
+  std::function<void(std::string_view)> progress;
+};
+
+struct CheckResult {
+  ReplayResult replay;
+  std::vector<SuiteResult> suites;  // one per implementation, in order
+  std::string text;                 // replay, suite summary and the verdict line, for people
+  bool passed() const;
+};
+
+// The library properties run with the first implementation only: they do not depend on it.
+CheckResult check(const std::vector<harness::Implementation>& implementations, const CheckOptions& options);
+
+}  // namespace chunkmeta::properties

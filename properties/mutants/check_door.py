@@ -1,0 +1,23 @@
+"""The fourth door of the three-door test: a catalogue mutant through chunkmeta.check(),
+in this process, with the catalogue's seed and options. Prints what was caught as one
+JSON line: {"property", "workload", "finding", "actual"}, or null if nothing was.
+
+    PYTHONPATH=build/default/python python3 properties/mutants/check_door.py NAME SEED
+"""
+
+import json
+import sys
+
+import chunkmeta
+import mutants
+
+name, seed = sys.argv[1], int(sys.argv[2])
+try:
+    # As the other doors: 10,000 cases per property, first failure only, no corpus, lists like the adapter's --lists.
+    chunkmeta.check(getattr(mutants, name), cases=10000, seed=seed, corpus=[], fail_fast=True, arrays="lists",
+                    report_dir=sys.argv[3] if len(sys.argv) > 3 else None)
+    print(json.dumps(None))
+except chunkmeta.CheckFailed as failed:
+    cx = next(p.counterexample for p in failed.summary.properties if p.counterexample)
+    print(json.dumps({"property": cx["property"], "workload": cx["workload"],
+                      "finding": f"{cx['finding']}: {cx['summary']}", "actual": cx["actual"] or "(no answer)"}))

@@ -1,0 +1,110 @@
+"""chunkmeta.check(): the property suite, in this process, against a Python function."""
+
+import json
+import time
+
+import pytest
+import torch
+
+import chunkmeta
+import mutants
+import reference_procedure
+
+
+def test_passes_a_correct_pure_python_function_with_tensor_arguments():
+    summary = chunkmeta.check(reference_procedure.compute_chunk_metadata, cases=200, seed=1)
+    assert summary.passed
+    assert summary.replayed_files > 0
+    ran = [p for p in summary.properties if not p.skipped]
+    assert [p.name for p in ran] == [p for p in chunkmeta.PROPERTIES if p != "RejectsInvalidWorkloadsLikeTheReference"]
+    assert all(p.cases == 200 for p in ran)
+    assert "VERIFIED" in str(summary)
+
+
+def test_passes_it_with_list_arguments_too():
+    assert chunkmeta.check(reference_procedure.compute_chunk_metadata, arrays="lists", cases=100, seed=2).passed
+
+
+def test_raises_an_assertion_error_whose_message_is_the_minimal_report(tmp_path):
+    with pytest.raises(AssertionError) as raised:
+        chunkmeta.check(mutants.head_not_capped, seed=20261202, corpus=[], fail_fast=True, report_dir=tmp_path)
+    message = str(raised.value)
+    assert "MatchesReferenceOnEveryValidWorkload" in message
+    assert "first divergence" in message.lower()
+    assert "Replay from Python: chunkmeta.replay(" in message
+    reports = list(tmp_path.glob("*.report.json"))
+    assert len(reports) == 1
+    report = json.loads(reports[0].read_text())
+    assert len(report["workload"]["num_computed_tokens"]) <= 2
+    # The report replays: through Python, and it still fails.
+    with pytest.raises(AssertionError):
+        chunkmeta.replay(mutants.head_not_capped, reports[0])
+    assert chunkmeta.replay(reference_procedure.compute_chunk_metadata, reports[0]) == 1
+
+
+def test_replays_the_corpus_first_and_reports_its_failures():
+    with pytest.raises(AssertionError) as raised:
+        chunkmeta.check(mutants.head_not_capped, cases=1, seed=3, fail_fast=True)
+    assert "replay" in str(raised.value)
+
+
+def raises_on_an_odd_chunk_size(chunk_size, num_prefills, computed, starts):
+    if chunk_size % 2 == 1:
+        raise ZeroDivisionError("the engine's slip")
+    return reference_procedure.compute_chunk_metadata(chunk_size, num_prefills, computed, starts)
+
+
+def test_an_exception_is_a_finding_with_its_traceback():
+    summary = None
+    with pytest.raises(AssertionError) as raised:
+        summary = chunkmeta.check(raises_on_an_odd_chunk_size, corpus=[], seed=4, fail_fast=True)
+    assert summary is None
+    message = str(raised.value)
+    assert "raised ZeroDivisionError: the engine's slip" in message
+    assert "Traceback" in message and "raises_on_an_odd_chunk_size" in message
+    assert '"chunk_size":1,' in message.replace(" ", "")  # shrunk to the smallest odd chunk size
+
+
+def returns_two_lists(chunk_size, num_prefills, computed, starts):
+    return [0], []
+
+
+def test_a_malformed_return_value_is_a_finding():
+    with pytest.raises(AssertionError, match="malformed_output"):
+        chunkmeta.check(returns_two_lists, corpus=[], seed=5, fail_fast=True)
+
+
+def test_invalid_input_is_checked_when_the_function_raises_like_invalid_workload():
+    # compute_chunk_metadata raises InvalidWorkload with the reference's code, field and index.
+    summary = chunkmeta.check(chunkmeta.compute_chunk_metadata, valid_only=False, cases=200, seed=6)
+    assert not any(p.skipped for p in summary.properties)
+
+
+def test_a_function_that_accepts_invalid_input_is_caught_when_invalid_input_is_checked():
+    with pytest.raises(AssertionError, match="accepted_invalid|wrong_error|raised"):
+        chunkmeta.check(reference_procedure.compute_chunk_metadata, valid_only=False, corpus=[], seed=8,
+                        arrays="lists", properties=["RejectsInvalidWorkloadsLikeTheReference"])
+
+
+def test_ctrl_c_ends_the_run_at_once_with_keyboard_interrupt():
+    calls = 0
+
+    def interrupted_after_fifty_calls(*args):
+        nonlocal calls
+        calls += 1
+        if calls == 50:
+            raise KeyboardInterrupt
+        return reference_procedure.compute_chunk_metadata(*args)
+
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        chunkmeta.check(interrupted_after_fifty_calls, corpus=[], cases=100000, seed=9)
+    assert calls == 50
+    assert time.perf_counter() - started < 30
+
+
+def test_unknown_property_and_array_kind_are_value_errors():
+    with pytest.raises(ValueError, match="unknown property"):
+        chunkmeta.check(reference_procedure.compute_chunk_metadata, properties=["NoSuchProperty"])
+    with pytest.raises(ValueError, match="arrays"):
+        chunkmeta.check(reference_procedure.compute_chunk_metadata, arrays="tuples")
