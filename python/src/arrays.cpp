@@ -45,7 +45,17 @@ std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argumen
   PyObject** items = PySequence_Fast_ITEMS(fast);
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
-    out[static_cast<std::size_t>(i)] = to_int64(items[i], (std::string(argument) + "[" + std::to_string(i) + "]").c_str());
+    PyObject* item = items[i];
+    if (PyLong_CheckExact(item)) {  // the common case, without building the argument's name
+      int overflow = 0;
+      const long long wide = PyLong_AsLongLongAndOverflow(item, &overflow);
+      if (overflow == 0 && !(wide == -1 && PyErr_Occurred())) {
+        out[static_cast<std::size_t>(i)] = wide;
+        continue;
+      }
+      PyErr_Clear();
+    }
+    out[static_cast<std::size_t>(i)] = to_int64(item, (std::string(argument) + "[" + std::to_string(i) + "]").c_str());
   }
   return out;
 }
