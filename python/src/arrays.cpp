@@ -231,7 +231,7 @@ std::optional<std::vector<std::int32_t>> read_output(py::handle value, const cha
     }
     return out;
   } catch (py::error_already_set& e) {
-    *why = "returned " + std::string(e.what());
+    *why = e.what();
     return std::nullopt;
   }
 }

@@ -74,6 +74,18 @@ def test_a_malformed_return_value_is_a_finding():
         chunkmeta.check(returns_two_lists, corpus=[], seed=5, fail_fast=True)
 
 
+def returns_an_object_in_seq_idx(chunk_size, num_prefills, computed, starts):
+    return [0], [object()], []
+
+
+def test_a_non_integer_output_entry_is_named_once():
+    with pytest.raises(AssertionError) as raised:
+        chunkmeta.check(returns_an_object_in_seq_idx, corpus=[], seed=5, fail_fast=True)
+    message = str(raised.value)
+    assert "malformed_output: returned TypeError: seq_idx[0] must be an int, not object" in message
+    assert "returned returned" not in message
+
+
 def test_invalid_input_is_checked_when_the_function_raises_like_invalid_workload():
     # compute_chunk_metadata raises InvalidWorkload with the reference's code, field and index.
     summary = chunkmeta.check(chunkmeta.compute_chunk_metadata, valid_only=False, cases=200, seed=6)
