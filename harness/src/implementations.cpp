@@ -1,5 +1,7 @@
 #include "chunkmeta/harness/implementations.hpp"
 
+#include <algorithm>
+
 #include "chunkmeta/harness/plugin.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "chunkmeta/harness/subprocess.hpp"
@@ -17,17 +19,9 @@ struct Int32Copy {
 };
 
 std::optional<Int32Copy> to_int32(const Workload& workload) {
-  const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-  Int32Copy copy;
-  for (auto v : workload.num_computed_tokens) {
-    if (!fits(v)) return std::nullopt;
-    copy.computed.push_back(static_cast<std::int32_t>(v));
-  }
-  for (auto v : workload.query_start_loc) {
-    if (!fits(v)) return std::nullopt;
-    copy.starts.push_back(static_cast<std::int32_t>(v));
-  }
-  return copy;
+  if (!fits_int32(workload)) return std::nullopt;
+  return Int32Copy{{workload.num_computed_tokens.begin(), workload.num_computed_tokens.end()},
+                   {workload.query_start_loc.begin(), workload.query_start_loc.end()}};
 }
 
 template <typename Compute32>
@@ -81,6 +75,12 @@ std::optional<Implementation> find_builtin(std::string_view name) {
     if (implementation.name == name) return implementation;
   }
   return std::nullopt;
+}
+
+bool fits_int32(const Workload& workload) {
+  const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  return std::all_of(workload.num_computed_tokens.begin(), workload.num_computed_tokens.end(), fits) &&
+         std::all_of(workload.query_start_loc.begin(), workload.query_start_loc.end(), fits);
 }
 
 std::string builtin_names() {

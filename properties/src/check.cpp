@@ -38,6 +38,10 @@ bool CheckResult::passed() const {
   return true;
 }
 
+std::string CheckResult::verdict() const {
+  return passed() ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n";
+}
+
 CheckResult check(const std::vector<harness::Implementation>& implementations, const CheckOptions& options) {
   const auto tell = [&options](const std::string& what) {
     if (options.progress) options.progress(what);
@@ -55,8 +59,7 @@ CheckResult check(const std::vector<harness::Implementation>& implementations, c
     result.suites.push_back(run_suite(impl, suite));
     suite.include_library = false;
   }
-  result.text = (options.corpus.empty() ? "" : result.replay.text) + summarize(result.suites) +
-                (result.passed() ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n");
+  result.text = (options.corpus.empty() ? "" : result.replay.text) + summarize(result.suites) + result.verdict();
   return result;
 }
 

@@ -60,6 +60,16 @@ std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argumen
   return out;
 }
 
+// A new int32 CPU tensor of `size` entries, uninitialised (no fill). empty_cpu
+// skips the operator dispatcher: a third of the cost of at::empty.
+at::Tensor empty_int32(std::int64_t size) { return at::detail::empty_cpu({size}, at::kInt, false, c10::nullopt); }
+
+py::object to_python(at::Tensor tensor) {
+  PyObject* wrapped = THPVariable_Wrap(std::move(tensor));
+  if (wrapped == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(wrapped);
+}
+
 }  // namespace
 
 std::int64_t to_int64(py::handle value, const char* argument) {
@@ -123,26 +133,13 @@ std::vector<std::int64_t> InputArray::widened() const {
   return {narrow_.begin(), narrow_.end()};
 }
 
-py::object new_int32_tensor(std::int64_t size, std::int32_t** data) {
-  // empty_cpu skips the operator dispatcher: a third of the cost of at::empty.
-  at::Tensor t = at::detail::empty_cpu({size}, at::kInt, /*pin_memory=*/false, c10::nullopt);
-  *data = t.data_ptr<std::int32_t>();
-  PyObject* wrapped = THPVariable_Wrap(std::move(t));
-  if (wrapped == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(wrapped);
-}
-
 struct OutputTensors::Tensors {
   at::Tensor cu, seq, last;
 };
 
 OutputTensors::OutputTensors(std::int64_t cu_capacity, std::int64_t seq_capacity, std::int64_t last_capacity)
-    : tensors_(std::make_unique<Tensors>()) {
-  const auto empty = [](std::int64_t n) { return at::detail::empty_cpu({n}, at::kInt, false, c10::nullopt); };
-  tensors_->cu = empty(cu_capacity);
-  tensors_->seq = empty(seq_capacity);
-  tensors_->last = empty(last_capacity);
-}
+    : tensors_(std::make_unique<Tensors>(Tensors{empty_int32(cu_capacity), empty_int32(seq_capacity),
+                                                 empty_int32(last_capacity)})) {}
 
 OutputTensors::~OutputTensors() = default;
 
@@ -156,9 +153,7 @@ OutputBuffers OutputTensors::buffers() const {
 py::tuple OutputTensors::finish(const OutputSizes& sizes) {
   const auto wrap = [](at::Tensor& t, std::int64_t size) {
     if (t.numel() != size) t.unsafeGetTensorImpl()->set_sizes_contiguous({size});
-    PyObject* wrapped = THPVariable_Wrap(std::move(t));
-    if (wrapped == nullptr) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(wrapped);
+    return to_python(std::move(t));
   };
   py::object cu = wrap(tensors_->cu, sizes.cu_chunk_seqlen);
   py::object seq = wrap(tensors_->seq, sizes.seq_idx);
@@ -177,9 +172,10 @@ py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values) {
     }
     return list;
   }
-  std::int32_t* data = nullptr;
-  py::object tensor = new_int32_tensor(n, &data);
+  at::Tensor filled = empty_int32(n);
+  std::int32_t* data = filled.data_ptr<std::int32_t>();
   for (std::size_t i = 0; i < values.size(); ++i) data[i] = static_cast<std::int32_t>(values[i]);
+  py::object tensor = to_python(std::move(filled));
   if (kind == ArrayKind::torch) return tensor;
   return tensor.attr("numpy")();
 }

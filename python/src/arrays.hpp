@@ -45,9 +45,6 @@ class InputArray {
 // beyond it so that validation names the value as too large or negative.
 std::int64_t to_int64(py::handle value, const char* argument);
 
-// A new int32 CPU tensor of `size` entries, uninitialised (no fill).
-py::object new_int32_tensor(std::int64_t size, std::int32_t** data);
-
 // Three int32 output tensors allocated for `capacity` entries each, written in
 // place, then given their final lengths (<= capacity) without copying.
 class OutputTensors {

@@ -230,7 +230,7 @@ int run_verification(const std::vector<Implementation>& impls, const properties:
   const auto result = properties::check(impls, streamed);
   std::cout << properties::summarize(result.suites);
   if (processes != nullptr) std::cout << time_breakdown(result.suites, *processes);
-  std::cout << (result.passed() ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n");
+  std::cout << result.verdict();
   return result.passed() ? kExitOk : kExitFailure;
 }
 

@@ -21,6 +21,11 @@ const std::vector<Implementation>& builtin_implementations();
 std::optional<Implementation> find_builtin(std::string_view name);
 std::string builtin_names();  // "reference, fast, ...", for messages
 
+// Whether every value fits the engine's int32 tensors. A workload that does not
+// cannot reach an int32 implementation: it is answered with validate()'s
+// rejection, as the engine's own int32 conversion would refuse it.
+bool fits_int32(const Workload& workload);
+
 struct ResolveOptions {
   double timeout_seconds = 10.0;  // per case, for subprocesses
   // Plugins run in a child (`SELF compute --impl plugin:...`) so that a crash or

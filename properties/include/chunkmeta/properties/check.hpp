@@ -37,6 +37,7 @@ struct CheckResult {
   std::vector<SuiteResult> suites;  // one per implementation, in order
   std::string text;                 // replay, suite summary and the verdict line, for people
   bool passed() const;
+  std::string verdict() const;  // "VERIFIED: ..." or "NOT VERIFIED: ...", one line
 };
 
 // The library properties run with the first implementation only: they do not depend on it.
