@@ -47,12 +47,30 @@ TEST(ResultLineReader, AgreesWithTheDomReadingOnEveryAnswerChunkmetaComputeWrite
       array->resize(random() % 20);
       for (auto& v : *array) v = static_cast<std::int32_t>(random());
     }
-    const Json id = i % 3 == 0 ? Json(nullptr) : Json(random() >> (random() % 64));
-    const std::string line = harness::dump_line(harness::answer_json(id, harness::to_json(harness::Outcome(result))));
+    const Json ids[] = {Json(nullptr), Json(random() >> (random() % 64)), Json("line-" + std::to_string(i)),
+                        Json{{"batch", i}}};
+    const Json& id = ids[i % 4];
+    // compute writes answers without a DOM: byte for byte the DOM's line.
+    const std::string line = harness::result_line(id, result);
+    ASSERT_EQ(line, harness::dump_line(harness::answer_json(id, harness::to_json(harness::Outcome(result)))));
+    expect_agreement(line);
+    if (!id.is_null() && !id.is_number_unsigned()) continue;  // other ids are the DOM's to read
     const auto fast = harness::parse_result_line(line);
     ASSERT_TRUE(fast.has_value()) << line;
     EXPECT_EQ(fast->result, result) << line;
-    expect_agreement(line);
+  }
+}
+
+TEST(RequestLine, IsTheDomsLineForEveryWorkloadTheHarnessSends) {
+  std::mt19937_64 random(20261203);
+  for (int i = 0; i < 2000; ++i) {
+    Workload w{static_cast<std::int64_t>(random() >> (random() % 64)), {}, {}};
+    w.num_computed_tokens.resize(random() % 20);
+    w.query_start_loc.resize(random() % 21);
+    for (auto& v : w.num_computed_tokens) v = static_cast<std::int64_t>(random());
+    for (auto& v : w.query_start_loc) v = static_cast<std::int64_t>(random()) >> (random() % 64);
+    const std::uint64_t id = random() >> (random() % 64);
+    EXPECT_EQ(harness::request_line(id, w), harness::dump_line(harness::answer_json(Json(id), harness::to_json(w))));
   }
 }
 

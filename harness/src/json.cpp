@@ -1,6 +1,7 @@
 #include "chunkmeta/harness/json.hpp"
 
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -99,6 +100,48 @@ Json error_json(const Error& error) {
 Json error_json(const InputError& error) { return error_object(error.code, error.field, error.index, error.message); }
 
 std::string dump_line(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+namespace {
+
+// Appends "name":[v0,v1,...] (with a leading comma unless first).
+template <typename Int>
+void append_array(std::string& out, std::string_view name, const std::vector<Int>& values, bool first = false) {
+  if (!first) out += ',';
+  out += '"';
+  out += name;
+  out += "\":[";
+  char digits[24];
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    const auto end = std::to_chars(digits, digits + sizeof digits, values[i]).ptr;
+    out.append(digits, end);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::string result_line(const Json& id, const ChunkMetadata& result) {
+  std::string out;
+  out.reserve(64 + 12 * (result.cu_chunk_seqlen.size() + result.seq_idx.size() + result.last_chunk_indices.size()));
+  out += '{';
+  if (!id.is_null()) out += "\"id\":" + dump_line(id) + ',';
+  append_array(out, "cu_chunk_seqlen", result.cu_chunk_seqlen, true);
+  append_array(out, "seq_idx", result.seq_idx);
+  append_array(out, "last_chunk_indices", result.last_chunk_indices);
+  out += '}';
+  return out;
+}
+
+std::string request_line(std::uint64_t id, const Workload& workload) {
+  std::string out;
+  out.reserve(64 + 12 * (workload.num_computed_tokens.size() + workload.query_start_loc.size()));
+  out += "{\"id\":" + std::to_string(id) + ",\"chunk_size\":" + std::to_string(workload.chunk_size);
+  append_array(out, "num_computed_tokens", workload.num_computed_tokens);
+  append_array(out, "query_start_loc", workload.query_start_loc);
+  out += '}';
+  return out;
+}
 
 std::variant<Workload, InputError> parse_workload(const Json& value) {
   if (!value.is_object())

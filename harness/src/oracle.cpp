@@ -209,6 +209,22 @@ std::optional<Finding> compare_outcomes(const Outcome& expected, const Outcome& 
   return std::nullopt;
 }
 
+std::vector<Answer> answer_all(const Implementation& implementation, std::span<const Workload> workloads) {
+  std::vector<Answer> answers;
+  answers.reserve(workloads.size());
+  while (answers.size() < workloads.size()) {
+    const auto rest = workloads.subspan(answers.size());
+    if (!implementation.compute_batch) {
+      answers.push_back(implementation.compute(rest.front()));
+      continue;
+    }
+    auto batch = implementation.compute_batch(rest);
+    if (batch.empty()) batch.push_back(implementation.compute(rest.front()));  // never loop without progress
+    for (auto& answer : batch) answers.push_back(std::move(answer));
+  }
+  return answers;
+}
+
 Implementation in_process(std::string name, std::string description,
                           std::function<Answer(const Workload&)> compute) {
   return Implementation{std::move(name), std::move(description), std::move(compute), nullptr, true};

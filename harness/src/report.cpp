@@ -2,6 +2,7 @@
 
 #include "chunkmeta/harness/shrink.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +107,7 @@ Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files)
   j["summary"] = cx.finding.summary;
   j["workload"] = to_json(cx.workload);
   j["rows"] = cx.workload.num_computed_tokens.size();
+  if (!cx.status.empty()) j["status"] = cx.status;
   if (cx.finding.expected) j["expected"] = to_json(*cx.finding.expected);
   if (cx.finding.actual) j["actual"] = to_json(*cx.finding.actual);
   j["first_divergence"] = cx.finding.divergence ? divergence_json(*cx.finding.divergence) : Json(nullptr);
@@ -140,6 +142,10 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   os << "COUNTEREXAMPLE  implementation " << cx.implementation << ", property " << cx.property << "\n"
      << "  finding:   " << to_string(cx.finding.kind) << ": " << cx.finding.summary << "\n"
      << "  workload:  " << to_json(cx.workload).dump() << "\n";
+  if (!cx.status.empty()) {
+    const auto rows = cx.workload.num_computed_tokens.size();
+    os << "  status:    " << cx.status << " (" << rows << (rows == 1 ? " row" : " rows") << ")\n";
+  }
   for (const auto& r : cx.related) {
     os << "  " << r.role << ": " << to_json(r.workload).dump() << "\n";
     if (r.actual) os << "    its output: " << to_json(*r.actual).dump() << "\n";
@@ -189,12 +195,42 @@ std::vector<Counterexample> check_all(const Workload& workload, const std::vecto
 }
 
 std::vector<Counterexample> shrink_failure(const Workload& found, const std::vector<Implementation>& implementations,
-                                           const std::string& property) {
-  if (check_all(found, implementations, property).empty()) return {};
-  const Workload minimal = validate(found) ? found : shrink_while(found, [&](const Workload& w) {
-    return !check_all(w, implementations, property).empty();
-  });
-  return check_all(minimal, implementations, property);
+                                           const std::string& property, ShrinkOptions options,
+                                           const std::function<void(const Counterexample&)>& on_smaller) {
+  const auto failures = check_all(found, implementations, property);
+  if (failures.empty() || validate(found)) return failures;
+  // The implementations that failed, and how: a candidate counts only if one of
+  // them fails it the same way (a crash that shrinks into a wrong answer is another bug).
+  std::vector<std::pair<const Implementation*, FindingKind>> failing;
+  for (const auto& cx : failures) {
+    for (const auto& impl : implementations) {
+      if (impl.name == cx.implementation) failing.emplace_back(&impl, cx.finding.kind);
+    }
+  }
+  Counterexample latest;  // the latest failing candidate's first failure
+  latest.property = property;
+  const auto first_failing = [&](std::span<const Workload> candidates) -> std::optional<std::size_t> {
+    std::vector<std::vector<Answer>> answers;
+    for (const auto& [impl, kind] : failing) answers.push_back(answer_all(*impl, candidates));
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const Outcome expected = reference(candidates[i]);
+      for (std::size_t k = 0; k < failing.size(); ++k) {
+        auto finding = judge(candidates[i], answers[k][i], expected);
+        if (!finding || finding->kind != failing[k].second) continue;
+        latest.implementation = failing[k].first->name;
+        latest.workload = candidates[i];
+        latest.finding = std::move(*finding);
+        return i;
+      }
+    }
+    return std::nullopt;
+  };
+  if (on_smaller) options.on_smaller = [&](const Workload&) { on_smaller(latest); };
+  const Shrunk shrunk = shrink_batched(found, first_failing, options);
+  auto smallest = check_all(shrunk.workload, implementations, property);
+  for (auto& cx : smallest) cx.status = shrunk.minimal ? kMinimal : "not fully shrunk (stopped after " +
+                                                                        std::to_string(shrunk.accepted) + " steps)";
+  return smallest;
 }
 
 void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input) {
@@ -236,6 +272,35 @@ std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const
   if (!write(files.corpus_entry, corpus_entry(cx.workload, origin))) return std::nullopt;
   if (!write(files.report, to_json(cx, files))) return std::nullopt;
   return files;
+}
+
+std::optional<WrittenFiles> ReportSlot::write(const Counterexample& counterexample, std::string* error) {
+  const std::optional<WrittenFiles> previous = files_;
+  const bool previous_created = created_entry_;
+  const std::string name = content_name(counterexample.workload);
+  const bool entry_existed = std::filesystem::exists(dir_ / "corpus" / (name + ".json"));
+  files_ = write_counterexample(counterexample, dir_, error);
+  if (!files_) return files_;
+  if (previous && previous->corpus_entry != files_->corpus_entry) {
+    created_entry_ = !entry_existed;
+    std::error_code ignored;
+    if (previous_created) std::filesystem::remove(previous->corpus_entry, ignored);
+  } else if (!previous) {
+    created_entry_ = !entry_existed;
+  }
+  if (previous && previous->report != files_->report) {
+    std::error_code ignored;
+    std::filesystem::remove(previous->report, ignored);
+  }
+  return files_;
+}
+
+void ReportSlot::remove() {
+  if (!files_) return;
+  std::error_code ignored;
+  std::filesystem::remove(files_->report, ignored);
+  if (created_entry_) std::filesystem::remove(files_->corpus_entry, ignored);
+  files_.reset();
 }
 
 }  // namespace chunkmeta::harness

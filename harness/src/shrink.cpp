@@ -1,6 +1,7 @@
 #include "chunkmeta/harness/shrink.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "chunkmeta/chunkmeta.hpp"
 
@@ -99,19 +100,74 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   return w;
 }
 
-Workload shrink_while(Workload workload, const std::function<bool(const Workload&)>& still_fails) {
-  for (bool progressed = true; progressed;) {
-    progressed = false;
-    for (const auto& step : shrink_steps(workload)) {
-      Workload candidate = apply(workload, step);
-      if (still_fails(candidate)) {
-        workload = std::move(candidate);
-        progressed = true;
-        break;
+std::vector<ShrinkStep> shrink_steps_resuming(const Workload& workload, const ShrinkStep& accepted) {
+  std::vector<ShrinkStep> steps = shrink_steps(workload);
+  // shrink_steps lists steps in increasing (phase, ...) order, so a rotation
+  // at the first step not before the accepted one keeps each phase's order.
+  const auto place = [](const ShrinkStep& step) {
+    using Kind = ShrinkStep::Kind;
+    switch (step.kind) {
+      case Kind::remove_rows:
+        return std::tuple<int, std::int64_t, std::int64_t>{0, -static_cast<std::int64_t>(step.count),
+                                                           static_cast<std::int64_t>(step.row)};
+      case Kind::set_offset: return std::tuple<int, std::int64_t, std::int64_t>{1, 0, 0};
+      case Kind::set_chunk_size: return std::tuple<int, std::int64_t, std::int64_t>{2, 0, 0};
+      case Kind::set_computed:
+      case Kind::set_new_tokens: return std::tuple<int, std::int64_t, std::int64_t>{3, static_cast<std::int64_t>(step.row), 0};
+    }
+    return std::tuple<int, std::int64_t, std::int64_t>{0, 0, 0};
+  };
+  const auto resume = place(accepted);
+  const auto first = std::find_if(steps.begin(), steps.end(), [&](const ShrinkStep& s) { return place(s) >= resume; });
+  std::rotate(steps.begin(), first, steps.end());
+  return steps;
+}
+
+Shrunk shrink_batched(Workload workload,
+                      const std::function<std::optional<std::size_t>(std::span<const Workload>)>& first_failing,
+                      const ShrinkOptions& options) {
+  Shrunk result;
+  std::optional<ShrinkStep> accepted;
+  std::vector<Workload> batch;
+  while (true) {
+    const auto steps = accepted ? shrink_steps_resuming(workload, *accepted) : shrink_steps(workload);
+    std::optional<ShrinkStep> taken;
+    std::size_t size = 1;
+    for (std::size_t next = 0; next < steps.size() && !taken; next += batch.size(), size = std::min(2 * size, options.max_batch)) {
+      if (options.stop_requested && options.stop_requested()) {
+        result.workload = std::move(workload);
+        return result;
+      }
+      batch.clear();
+      for (std::size_t i = next; i < std::min(steps.size(), next + size); ++i) batch.push_back(apply(workload, steps[i]));
+      const auto failing = first_failing(batch);
+      result.candidates += static_cast<long long>(failing ? *failing + 1 : batch.size());
+      if (failing) {
+        taken = steps[next + *failing];
+        workload = std::move(batch[*failing]);
       }
     }
+    if (!taken) break;
+    accepted = taken;
+    ++result.accepted;
+    if (options.on_smaller) options.on_smaller(workload);
   }
-  return workload;
+  result.workload = std::move(workload);
+  result.minimal = true;
+  return result;
+}
+
+Workload shrink_while(Workload workload, const std::function<bool(const Workload&)>& still_fails) {
+  ShrinkOptions one_at_a_time;
+  one_at_a_time.max_batch = 1;
+  return shrink_batched(
+             std::move(workload),
+             [&](std::span<const Workload> candidates) -> std::optional<std::size_t> {
+               if (still_fails(candidates.front())) return 0;
+               return std::nullopt;
+             },
+             one_at_a_time)
+      .workload;
 }
 
 }  // namespace chunkmeta::harness

@@ -272,7 +272,7 @@ struct Subprocess::State {
   }
 
   std::string encode(const Workload& w, std::uint64_t id) const {
-    return dump_line(answer_json(Json(id), to_json(w))) + '\n';
+    return request_line(id, w) + '\n';
   }
 };
 

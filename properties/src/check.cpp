@@ -2,7 +2,11 @@
 
 #include <sstream>
 
+#include <algorithm>
+#include <map>
+
 #include "chunkmeta/harness/corpus.hpp"
+#include "shrink_watch.hpp"
 
 namespace chunkmeta::properties {
 
@@ -30,6 +34,52 @@ ReplayResult replay_corpus(const std::vector<harness::Implementation>& implement
   return result;
 }
 
+bool ReplayResult::failed(const std::string& implementation) const {
+  return std::any_of(failures.begin(), failures.end(),
+                     [&](const harness::Counterexample& cx) { return cx.implementation == implementation; });
+}
+
+namespace {
+
+// The corpus entries are real failing workloads: for each kind of finding of
+// `impl`, its smallest failing entry is shrunk (through the implementation, in
+// batches) and written out, announced at once and replaced as it shrinks.
+void report_replay_failures(const harness::Implementation& impl, ReplayResult& replay, const SuiteOptions& options) {
+  std::map<harness::FindingKind, const harness::Counterexample*> smallest;
+  const auto size = [](const Workload& w) { return std::pair(w.num_computed_tokens.size(), harness::to_json(w).dump().size()); };
+  for (const auto& cx : replay.failures) {
+    if (cx.implementation != impl.name) continue;
+    auto& best = smallest[cx.finding.kind];
+    if (best == nullptr || size(cx.workload) < size(best->workload)) best = &cx;
+  }
+  std::ostringstream text;
+  for (const auto& [kind, found] : smallest) {
+    Reported reported;
+    std::string error;
+    if (validate(found->workload)) {
+      // Invalid input cannot be shrunk (every shrink step keeps a workload valid): reported as found.
+      reported.counterexample = *found;
+      if (options.write_reports) reported.files = harness::write_counterexample(*found, report_dir_of(options), &error);
+    } else {
+      detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
+      watch.on_failure(*found);
+      harness::ShrinkOptions shrink;
+      shrink.stop_requested = [&watch] { return watch.should_stop(); };
+      auto shrunk = harness::shrink_failure(found->workload, {impl}, found->property, shrink,
+                                            [&watch](const harness::Counterexample& smaller) { watch.on_failure(smaller); });
+      // It may not fail again (a flaky implementation): then the entry as found is the report.
+      reported.counterexample = shrunk.empty() ? *found : std::move(shrunk.front());
+      reported.files = watch.finish(reported.counterexample, &error);
+    }
+    text << harness::render(reported.counterexample, reported.files);
+    if (options.write_reports && !reported.files) text << "(could not write the report: " << error << ")\n";
+    replay.reported.push_back(std::move(reported));
+  }
+  replay.text += text.str();
+}
+
+}  // namespace
+
 bool CheckResult::passed() const {
   if (!replay.passed()) return false;
   for (const auto& suite : suites) {
@@ -39,7 +89,16 @@ bool CheckResult::passed() const {
 }
 
 std::string CheckResult::verdict() const {
-  return passed() ? "VERIFIED: every property held\n" : "NOT VERIFIED: see the counterexamples above\n";
+  if (passed()) return "VERIFIED: every property held\n";
+  bool failed = !replay.passed();
+  bool interrupted = false;
+  for (const auto& suite : suites) {
+    interrupted = interrupted || suite.interrupted();
+    for (const auto& p : suite.properties) failed = failed || !p.passed;
+  }
+  if (!failed && interrupted) return "NOT VERIFIED: interrupted before the properties ran to the end (no failure so far)\n";
+  return std::string("NOT VERIFIED: see the counterexamples above") +
+         (interrupted ? " (interrupted: a case marked \"not fully shrunk\" is the smallest found)" : "") + "\n";
 }
 
 CheckResult check(const std::vector<harness::Implementation>& implementations, const CheckOptions& options) {
@@ -47,15 +106,28 @@ CheckResult check(const std::vector<harness::Implementation>& implementations, c
     if (options.progress) options.progress(what);
   };
   CheckResult result;
+  SuiteOptions suite = options.suite;
+  if (!suite.progress) suite.progress = options.progress;
   if (!options.corpus.empty()) {
     tell("Replaying the corpus...\n");
     result.replay = replay_corpus(implementations, options.corpus);
     tell(result.replay.text);
+    const std::size_t before = result.replay.text.size();
+    for (const auto& impl : implementations) {
+      if (result.replay.failed(impl.name)) report_replay_failures(impl, result.replay, suite);
+    }
+    if (result.replay.text.size() > before) tell("Smallest failing corpus workloads, shrunk:\n" + result.replay.text.substr(before));
   }
-  SuiteOptions suite = options.suite;
   for (const auto& impl : implementations) {
+    if (result.replay.failed(impl.name) && !options.properties_after_replay_failure) {
+      tell("Properties not run for " + impl.name +
+           ": its corpus replay already fails (the shrunk counterexample above); fix that first, or ask for the "
+           "properties anyway (--keep-going).\n");
+      continue;
+    }
     tell("Verifying " + impl.name + " (" + impl.description + ")" +
-         (impl.rejects_invalid_input ? "" : ", valid workloads only") + "...\n");
+         (impl.rejects_invalid_input ? "" : ", valid workloads only") + ", seed " + std::to_string(seed_of(suite)) +
+         "...\n");
     result.suites.push_back(run_suite(impl, suite));
     suite.include_library = false;
   }

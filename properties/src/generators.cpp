@@ -1,6 +1,7 @@
 #include "chunkmeta/properties/generators.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <ostream>
 
 #include "chunkmeta/harness/json.hpp"
@@ -219,10 +220,25 @@ Gen<std::int64_t> chunk_sizes() {
   });
 }
 
+// The candidate RapidCheck was last given, and the step that made it. RapidCheck
+// asks for the shrinks of a candidate right after that candidate failed (was
+// accepted), so seeing it again tells which step was taken: the next pass
+// resumes there (harness::shrink_steps_resuming). Anything else starts a full pass.
+struct LastCandidate {
+  Workload workload;
+  harness::ShrinkStep step;
+};
+thread_local std::optional<LastCandidate> last_candidate;
+
 Gen<Workload> valid_workloads() {
   return gen::shrink(gen::noShrink(unshrunk_valid_workloads()), [](const Workload& w) {
-    return rc::seq::map(rc::seq::fromContainer(harness::shrink_steps(w)),
-                        [w](const harness::ShrinkStep& step) { return harness::apply(w, step); });
+    const bool resumes = last_candidate && last_candidate->workload == w;
+    auto steps = resumes ? harness::shrink_steps_resuming(w, last_candidate->step) : harness::shrink_steps(w);
+    return rc::seq::map(rc::seq::fromContainer(std::move(steps)), [w](const harness::ShrinkStep& step) {
+      Workload candidate = harness::apply(w, step);
+      last_candidate = LastCandidate{candidate, step};
+      return candidate;
+    });
   });
 }
 

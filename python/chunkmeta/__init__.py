@@ -118,12 +118,14 @@ class CheckFailed(AssertionError):
 
 
 def check(fn, *, cases=0, seed=None, valid_only=True, time_budget=0.0, report_dir=None, arrays="torch",
-          corpus=None, fail_fast=False, properties=None, verbose=False):
+          corpus=None, fail_fast=False, keep_going=False, properties=None, verbose=False):
     """Verify ``fn`` with chunkmeta's property suite, in this process.
 
     ``fn(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)``
     must return ``(cu_chunk_seqlen, seq_idx, last_chunk_indices)`` as tensors, arrays
-    or sequences of ints. The corpus is replayed first, then every property runs
+    or sequences of ints. The corpus is replayed first: if it fails, its smallest
+    failing workload is shrunk and reported at once and the properties are not run
+    (``keep_going=True`` runs them anyway). Then every property runs
     (differential against the reference, the SPEC invariants, split/join, shift and
     chunk-multiple relations, and with ``valid_only=False`` the rejection of invalid
     input, where ``fn`` must raise an exception with ``code``, ``field`` and
@@ -148,7 +150,7 @@ def check(fn, *, cases=0, seed=None, valid_only=True, time_budget=0.0, report_di
     result = _chunkmeta._check(
         fn, name=f"python:{module}:{qualname}", cases=int(cases), seed=seed, valid_only=bool(valid_only),
         time_budget=float(time_budget), report_dir=None if report_dir is None else Path(report_dir),
-        arrays=arrays, corpus=corpus, fail_fast=bool(fail_fast), properties=properties,
+        arrays=arrays, corpus=corpus, fail_fast=bool(fail_fast), keep_going=bool(keep_going), properties=properties,
         rerun_command=_rerun_command(fn, only), verbose=bool(verbose))
     outcomes = [PropertyOutcome(p["name"], p["passed"], p["skipped"], p["cases"], p["seconds"], p["calls"],
                                 p["counterexample"]) for p in result["properties"]]
@@ -162,17 +164,25 @@ def check(fn, *, cases=0, seed=None, valid_only=True, time_budget=0.0, report_di
 def _failure_message(fn, result):
     module, qualname = _describe(fn)
     parts = [f"chunkmeta.check: {module}.{qualname} is wrong."]
-    for failure in result["replay_failures"]:
-        parts.append(failure["report"])
-    for p in result["properties"]:
-        cx = p["counterexample"]
-        if cx is None:
-            if not p["passed"]:
-                parts.append(f"{p['name']}: {p['message']}")
-            continue
+
+    def add(cx):
         parts.append(cx["report"].rstrip("\n"))
         if cx["report_file"]:
             parts.append(f"Replay from Python: chunkmeta.replay({module}.{qualname}, {cx['report_file']!r})")
+
+    # The corpus failures shrunk (one per kind of finding); the entries themselves are only counted.
+    for cx in result["replay_shrunk"]:
+        add(cx)
+    if result["replay_failures"] and not result["properties"]:
+        parts.append("The properties were not run: the corpus replay already fails (keep_going=True runs them).")
+    for p in result["properties"]:
+        cx = p["counterexample"]
+        if p["duplicate_of"]:
+            parts.append(f"{p['name']}: the same counterexample as {p['duplicate_of']}")
+        elif cx is not None:
+            add(cx)
+        elif not p["passed"]:
+            parts.append(f"{p['name']}: {p['message']}")
     failed = sum(1 for p in result["properties"] if not p["passed"])
     parts.append(f"{failed} of {len(result['properties'])} properties failed, "
                  f"{len(result['replay_failures'])} corpus entries failed; seed {result['seed']}.")

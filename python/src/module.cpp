@@ -284,7 +284,7 @@ void write_out(const std::string& text) { py::module_::import("sys").attr("stdou
 
 py::dict run_check(py::object fn, const std::string& name, int cases, std::optional<std::uint64_t> seed,
                    bool valid_only, double time_budget, std::optional<std::filesystem::path> report_dir,
-                   const std::string& arrays, std::vector<std::filesystem::path> corpus, bool fail_fast,
+                   const std::string& arrays, std::vector<std::filesystem::path> corpus, bool fail_fast, bool keep_going,
                    std::vector<std::string> only, const std::string& rerun_command, bool verbose) {
   for (const auto& property : only) {
     if (properties::find_property(property) == nullptr) throw py::value_error("unknown property '" + property + "'");
@@ -299,6 +299,7 @@ py::dict run_check(py::object fn, const std::string& name, int cases, std::optio
   options.suite.only = std::move(only);
   options.suite.include_library = false;
   options.suite.stop_at_first_failure = fail_fast;
+  options.properties_after_replay_failure = keep_going;
   options.suite.rerun_command = rerun_command;
   options.suite.stop_requested = [interrupted = python.interrupted] { return *interrupted; };
   if (verbose) options.progress = [](std::string_view what) { write_out(std::string(what)); };
@@ -311,8 +312,14 @@ py::dict run_check(py::object fn, const std::string& name, int cases, std::optio
   for (const auto& cx : result.replay.failures) replay_failures.append(counterexample_dict(cx, std::nullopt));
   summary["replayed_files"] = result.replay.files;
   summary["replay_failures"] = replay_failures;
+  py::list shrunk;
+  for (const auto& reported : result.replay.reported)
+    shrunk.append(counterexample_dict(reported.counterexample, reported.files));
+  summary["replay_shrunk"] = shrunk;
+  // No suite when the corpus replay already failed (its properties are then not run).
+  const properties::SuiteResult none;
+  const auto& suite = result.suites.empty() ? none : result.suites.front();
   py::list property_results;
-  const auto& suite = result.suites.front();
   for (const auto& p : suite.properties) {
     py::dict d;
     d["name"] = p.property;
@@ -323,13 +330,14 @@ py::dict run_check(py::object fn, const std::string& name, int cases, std::optio
     d["calls"] = p.implementation_calls;
     d["seed"] = p.seed;
     d["message"] = p.message;
+    d["duplicate_of"] = p.duplicate_of;
     d["counterexample"] = p.counterexample ? py::object(counterexample_dict(*p.counterexample, p.files)) : py::none();
     property_results.append(d);
   }
   summary["properties"] = property_results;
   summary["cases"] = suite.cases();
   summary["seconds"] = suite.seconds();
-  summary["seed"] = suite.properties.empty() ? py::object(py::none()) : py::object(py::int_(suite.properties.front().seed));
+  summary["seed"] = py::int_(properties::seed_of(options.suite));
   if (*python.interrupted) {
     // Say what was found before stopping as Python asked.
     write_out(result.text + "Interrupted: the run stopped early; any report above is the smallest case found so far.\n");
@@ -391,7 +399,7 @@ PYBIND11_MODULE(_chunkmeta, m) {
   if (PyModule_AddFunctions(m.ptr(), compute_method) != 0) throw py::error_already_set();
   m.def("_check", &run_check, py::arg("fn"), py::arg("name"), py::arg("cases"), py::arg("seed"), py::arg("valid_only"),
         py::arg("time_budget"), py::arg("report_dir"), py::arg("arrays"), py::arg("corpus"), py::arg("fail_fast"),
-        py::arg("properties"), py::arg("rerun_command"), py::arg("verbose"));
+        py::arg("keep_going"), py::arg("properties"), py::arg("rerun_command"), py::arg("verbose"));
   m.def("_replay", &run_replay, py::arg("fn"), py::arg("name"), py::arg("paths"), py::arg("arrays"),
         py::arg("valid_only"));
   m.def("_fast_into_nanoseconds", &fast_into_nanoseconds, py::arg("chunk_size"), py::arg("num_computed_tokens"),

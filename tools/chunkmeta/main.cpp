@@ -1,6 +1,8 @@
 // chunkmeta: compute chunk metadata from JSON Lines, verify implementations
 // with the property suite, and replay corpus entries and reports.
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -27,8 +29,26 @@ using harness::Implementation;
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;  // as a shell reports a command ended by SIGINT
 
 using harness::builtin_names;
+
+// Ctrl-C (SIGINT) and SIGTERM end a verification at the next case: a failure
+// being shrunk is written out as "not fully shrunk", and the summary printed.
+// A second signal ends the process at once.
+std::atomic<int> stop_signals{0};
+
+extern "C" void request_stop(int signal) {
+  if (stop_signals.fetch_add(1) > 0) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+  }
+}
+
+void stop_on_signals() {
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+}
 
 // This executable, so an isolated plugin runs in `SELF compute --impl plugin:...`.
 std::string self_path(const char* argv0) {
@@ -79,11 +99,15 @@ int compute(const Implementation& impl, std::int64_t max_chunks) {
         body = harness::error_json(*refused);
       } else {
         const auto answer = impl.compute(workload);
-        if (const auto* outcome = std::get_if<harness::Outcome>(&answer)) {
-          body = harness::to_json(*outcome);
-        } else {
-          body = harness::failure_json(std::get<harness::Misbehaviour>(answer));
+        const auto* outcome = std::get_if<harness::Outcome>(&answer);
+        if (outcome != nullptr && outcome->ok()) {
+          // The common answer, written without a DOM.
+          std::cout << harness::result_line(request.id, outcome->value()) << '\n';
+          if (std::cin.rdbuf()->in_avail() <= 0) std::cout.flush();
+          continue;
         }
+        body = outcome != nullptr ? harness::to_json(*outcome)
+                                  : harness::failure_json(std::get<harness::Misbehaviour>(answer));
       }
     }
     all_ok = all_ok && !body.contains("error") && !body.contains("failure");
@@ -223,15 +247,42 @@ std::string time_breakdown(const std::vector<properties::SuiteResult>& results,
 }
 
 // `verify` and `check` differ only in what they choose to run.
-int run_verification(const std::vector<Implementation>& impls, const properties::CheckOptions& options,
+// `impl` with every workload sent to it counted in `calls`.
+Implementation counted(Implementation impl, const std::shared_ptr<long long>& calls) {
+  impl.compute = [compute = std::move(impl.compute), calls](const Workload& w) {
+    ++*calls;
+    return compute(w);
+  };
+  if (impl.compute_batch) {
+    impl.compute_batch = [batch = std::move(impl.compute_batch), calls](std::span<const Workload> ws) {
+      auto answers = batch(ws);
+      *calls += static_cast<long long>(answers.size());
+      return answers;
+    };
+  }
+  return impl;
+}
+
+int run_verification(const std::vector<Implementation>& uncounted, const properties::CheckOptions& options,
                      const std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>* processes) {
+  std::vector<Implementation> impls;
+  std::vector<std::shared_ptr<long long>> calls;
+  for (const auto& impl : uncounted) {
+    calls.push_back(std::make_shared<long long>(0));
+    impls.push_back(counted(impl, calls.back()));
+  }
   properties::CheckOptions streamed = options;
   streamed.progress = [](std::string_view what) { std::cout << what << std::flush; };
+  streamed.suite.stop_requested = [] { return stop_signals.load() > 0; };
+  stop_on_signals();
   const auto result = properties::check(impls, streamed);
   std::cout << properties::summarize(result.suites);
   if (processes != nullptr) std::cout << time_breakdown(result.suites, *processes);
+  for (std::size_t i = 0; i < impls.size(); ++i)
+    std::cout << "Calls: " << *calls[i] << " workloads sent to " << impls[i].name << " (replay, cases and shrinking)\n";
   std::cout << result.verdict();
-  return result.passed() ? kExitOk : kExitFailure;
+  if (result.passed()) return kExitOk;
+  return stop_signals.load() > 0 ? kExitInterrupted : kExitFailure;
 }
 
 bool known_properties(const std::vector<std::string>& names) {
@@ -287,7 +338,6 @@ int main(int argc, char** argv) {
   verify_cmd->add_option("--report-dir", report_dir,
                          "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
   verify_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
-
   std::vector<std::string> check_impls;
   bool check_no_prefetch = false;
   auto* check_cmd = app.add_subcommand(
@@ -317,6 +367,21 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--report-dir", report_dir,
                         "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
   check_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
+  bool keep_going = false;
+  // Options that decide when a run with a failure ends: the same for verify and check.
+  for (auto* cmd : {verify_cmd, check_cmd}) {
+    cmd->add_option("--shrink-budget", options.shrink_budget_seconds,
+                    "Seconds one failure may spend shrinking; then its smallest case so far is reported, marked "
+                    "\"not fully shrunk\" (0: no limit)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--fail-fast", options.stop_at_first_failure,
+                  "Stop at the first failure's minimal report (skip the remaining properties)");
+    cmd->add_flag("--keep-going", keep_going,
+                  "Run the properties even for an implementation whose corpus replay already fails (default: "
+                  "report the replay's shrunk failure and skip them)");
+  }
+
 
   std::vector<std::string> replay_impls;
   std::vector<std::filesystem::path> replay_inputs;
@@ -407,6 +472,7 @@ int main(int argc, char** argv) {
   if (!report_dir.empty()) options.report_dir = report_dir;
   properties::CheckOptions run;
   run.corpus = corpus_inputs;
+  run.properties_after_replay_failure = keep_going;
   if (*check_cmd) {
     std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>> processes;
     resolve.processes = &processes;

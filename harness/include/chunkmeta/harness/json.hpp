@@ -48,6 +48,11 @@ Json failure_json(const Misbehaviour& misbehaviour);
 // One compact line; invalid UTF-8 (echoed from bad input) is replaced, not thrown.
 std::string dump_line(const Json& value);
 
+// The hot lines of the protocol written without a DOM (a result can hold
+// millions of entries): byte for byte dump_line(answer_json(id, to_json(x))).
+std::string result_line(const Json& id, const ChunkMetadata& result);
+std::string request_line(std::uint64_t id, const Workload& workload);
+
 // The library's spelling of a field name ("query_start_loc", ...), nullopt if unknown.
 std::optional<std::string_view> known_field(std::string_view name);
 

@@ -51,12 +51,17 @@ struct Implementation {
   std::function<Answer(const Workload&)> compute;
   // Optional: answers many workloads in one go, in order (a subprocess keeps
   // its pipe full). The property suite uses it to prefetch a run's answers.
+  // It may answer a prefix only, ending with a misbehaviour (a crash).
   std::function<std::vector<Answer>(std::span<const Workload>)> compute_batch;
   // False for an implementation whose contract covers valid workloads only
   // (an engine function): invalid inputs, and valid ones above the library's
   // size cap, are then not sent to it.
   bool rejects_invalid_input = true;
 };
+
+// Answers for every workload, in order: through compute_batch where the
+// implementation has it (sending again what a crash left unanswered).
+std::vector<Answer> answer_all(const Implementation& implementation, std::span<const Workload> workloads);
 
 // An implementation in this process: one call per workload, invalid input included.
 Implementation in_process(std::string name, std::string description,

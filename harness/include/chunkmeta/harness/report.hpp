@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/shrink.hpp"
 
 namespace chunkmeta::harness {
 
@@ -29,7 +30,13 @@ struct Counterexample {
   std::string reproduce;              // RC_PARAMS value that replays the shrunk case
   std::string rerun_command;          // re-runs the property with `reproduce`
   int cases_before_failure = 0;
+  // How far shrinking got: "shrinking" while it runs, then "minimal" or "not
+  // fully shrunk (why)"; empty where the workload is as found (a replay).
+  std::string status;
 };
+
+inline constexpr const char* kShrinking = "shrinking";
+inline constexpr const char* kMinimal = "minimal";
 
 struct WrittenFiles {
   std::filesystem::path report;
@@ -58,11 +65,17 @@ std::string render(const Counterexample& counterexample, const std::optional<Wri
 std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
                                       const std::string& property);
 
-// A failing workload (a fuzz finding, say) shrunk while `implementations`
-// still fail on it (valid workloads only: the shrinker keeps validity), then
-// the counterexamples of the minimal one. Empty if nothing fails.
+// A failing workload (a fuzz finding, a failing corpus entry) shrunk while an
+// implementation still fails on it the way it did (the same kind of finding;
+// valid workloads only: the shrinker keeps validity), then the counterexamples
+// of the smallest one reached, each with its status ("minimal", or "not fully
+// shrunk (why)" when options.stop_requested ended it). Candidates go to an
+// implementation in batches (compute_batch: one round trip for a subprocess).
+// `on_smaller` is told each smaller failing case as it is found (options'
+// own on_smaller is replaced). Empty if nothing fails.
 std::vector<Counterexample> shrink_failure(const Workload& found, const std::vector<Implementation>& implementations,
-                                           const std::string& property);
+                                           const std::string& property, ShrinkOptions options = {},
+                                           const std::function<void(const Counterexample&)>& on_smaller = nullptr);
 
 // For fuzz targets: print every failure's report and the input bytes, then
 // std::abort() so the fuzzer keeps the input. Returns when there is none.
@@ -75,5 +88,23 @@ std::filesystem::path default_report_dir();
 // <dir>/corpus/<name>.json. Returns nullopt (and says why in `error`) on I/O failure.
 std::optional<WrittenFiles> write_counterexample(const Counterexample& counterexample,
                                                  const std::filesystem::path& dir, std::string* error);
+
+// The files of one finding while it is being shrunk: each write replaces the
+// previous one's files, so the report dir always holds the smallest case so
+// far, and the last write is the final report.
+class ReportSlot {
+ public:
+  explicit ReportSlot(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  std::optional<WrittenFiles> write(const Counterexample& counterexample, std::string* error);
+  // The files of the latest write.
+  const std::optional<WrittenFiles>& files() const { return files_; }
+  // Removes the report (and the corpus entry if this slot created it).
+  void remove();
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<WrittenFiles> files_;
+  bool created_entry_ = false;  // the corpus entry did not exist before this slot wrote it
+};
 
 }  // namespace chunkmeta::harness

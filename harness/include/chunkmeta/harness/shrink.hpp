@@ -3,6 +3,8 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "chunkmeta/types.hpp"
@@ -29,8 +31,44 @@ struct ShrinkStep {
 std::vector<ShrinkStep> shrink_steps(const Workload& workload);
 Workload apply(const Workload& workload, const ShrinkStep& step);
 
-// Greedy shrinking: repeatedly take the first candidate for which
-// `still_fails` holds. Returns the minimal workload reached.
+// The same steps in the order a greedy pass should try them after `accepted`
+// produced `workload`: from the accepted step's place on (the same block size
+// and row, the same row's values, ...), then wrapping round to the steps
+// before it. Those were tried on the previous workload and did not reproduce,
+// so they most likely still do not; trying them last (instead of first, after
+// every accepted step) turns a shrink of a 129-row failure from tens of
+// thousands of implementation calls into a few thousand, and the fixpoint is
+// still a local minimum: a workload is final only once every step was tried.
+std::vector<ShrinkStep> shrink_steps_resuming(const Workload& workload, const ShrinkStep& accepted);
+
+// The result of greedy shrinking.
+struct Shrunk {
+  Workload workload;          // the smallest failing workload reached
+  bool minimal = false;       // no step of it fails (false: stopped early)
+  long long candidates = 0;   // candidates judged
+  int accepted = 0;           // steps taken
+};
+
+struct ShrinkOptions {
+  // Called with each smaller failing workload as it is found (for reports that
+  // show progress while a long shrink runs).
+  std::function<void(const Workload&)> on_smaller;
+  // Polled between batches; true ends the shrink with the best so far.
+  std::function<bool()> stop_requested;
+  // The largest batch of candidates judged at once (batches start at one and
+  // double while no candidate in them fails).
+  std::size_t max_batch = 256;
+};
+
+// Greedy shrinking: repeatedly take the first candidate, in pass order, that
+// still fails. `first_failing` judges a batch of candidates and returns the
+// index of the first that fails (or nullopt): a subprocess gets the whole
+// batch in one round trip, and the result is the same as judging one by one.
+Shrunk shrink_batched(Workload workload,
+                      const std::function<std::optional<std::size_t>(std::span<const Workload>)>& first_failing,
+                      const ShrinkOptions& options = {});
+
+// One candidate at a time, for predicates that cannot batch.
 Workload shrink_while(Workload workload, const std::function<bool(const Workload&)>& still_fails);
 
 }  // namespace chunkmeta::harness

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,12 +14,22 @@
 
 namespace chunkmeta::properties {
 
+// A finding written to the report dir, with its files.
+struct Reported {
+  harness::Counterexample counterexample;
+  std::optional<harness::WrittenFiles> files;
+};
+
 struct ReplayResult {
   int files = 0;
   int unreadable = 0;
   std::vector<harness::Counterexample> failures;
   std::string text;  // each failure's report, the unreadable files, then one summary line
+  // check(): for each implementation and kind of finding, its smallest failing
+  // entry shrunk (or, for an invalid workload, as found), written out.
+  std::vector<Reported> reported;
   bool passed() const { return failures.empty() && unreadable == 0; }
+  bool failed(const std::string& implementation) const;
 };
 
 // Replays every corpus entry under `inputs` (files or folders) against `implementations`.
@@ -28,13 +39,18 @@ ReplayResult replay_corpus(const std::vector<harness::Implementation>& implement
 struct CheckOptions {
   SuiteOptions suite;
   std::vector<std::filesystem::path> corpus;  // replayed first; empty: no replay
-  // Told each stage as it starts ("Verifying fast..."), so a long run shows progress.
+  // Told each stage as it starts ("Verifying fast..."), and each failure the
+  // moment it is found, so a long run shows progress.
   std::function<void(std::string_view)> progress;
+  // An implementation whose corpus replay fails is known to be wrong: its
+  // failures are shrunk and reported, and its properties are not run (a
+  // rediscovery would only cost time), unless this is set.
+  bool properties_after_replay_failure = false;
 };
 
 struct CheckResult {
   ReplayResult replay;
-  std::vector<SuiteResult> suites;  // one per implementation, in order
+  std::vector<SuiteResult> suites;  // one per implementation whose properties ran, in order
   std::string text;                 // replay, suite summary and the verdict line, for people
   bool passed() const;
   std::string verdict() const;  // "VERIFIED: ..." or "NOT VERIFIED: ...", one line

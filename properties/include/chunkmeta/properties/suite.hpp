@@ -2,12 +2,14 @@
 // and the CLI (`chunkmeta verify`) all run these same properties.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chunkmeta/harness/report.hpp"
@@ -50,7 +52,23 @@ struct SuiteOptions {
   // running (a shrink in progress keeps its smallest failure so far) and the
   // remaining properties are left out, so an interrupted run ends at once.
   std::function<bool()> stop_requested;
+  // When the whole run must end (set by run_suite from time_budget_seconds):
+  // generation and shrinking both stop there, keeping the smallest failure.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Seconds one failure may spend shrinking before its smallest case so far is
+  // reported as "not fully shrunk" (0: no limit).
+  double shrink_budget_seconds = 60;
+  // Told, as they happen, of failures found (written out at once, marked
+  // "shrinking") and of a long shrink's progress.
+  std::function<void(std::string_view)> progress;
 };
+
+// The seed a run uses: options.seed, else RC_PARAMS's, else a random one
+// (drawn once per process).
+std::uint64_t seed_of(const SuiteOptions& options);
+
+// Where reports go: options.report_dir, else harness::default_report_dir().
+std::filesystem::path report_dir_of(const SuiteOptions& options);
 
 // Scale for every default case count: CHUNKMETA_CASE_SCALE (a soak run sets 100).
 double case_scale();
@@ -70,6 +88,8 @@ struct PropertyResult {
   long long implementation_calls = 0;  // workloads sent to the implementation
   long long prefetched = 0;        // of which answered from a batch
   bool skipped = false;            // not applicable to the implementation (sends invalid input)
+  std::string stopped;             // why the run ended early ("interrupted", ...); empty if it did not
+  std::string duplicate_of;        // an earlier property of the same run that found the same counterexample
   std::optional<harness::Counterexample> counterexample;
   std::optional<harness::WrittenFiles> files;
 };
@@ -79,7 +99,8 @@ PropertyResult run_property(const Property& property, const harness::Implementat
 
 struct SuiteResult {
   std::vector<PropertyResult> properties;
-  bool passed() const;
+  bool passed() const;       // no failure, and not interrupted
+  bool interrupted() const;  // stopped by stop_requested
   int cases() const;
   double seconds() const;
   double implementation_seconds() const;

@@ -1,3 +1,4 @@
+// The properties: generators for dependent cases and one body per property.
 #include "chunkmeta/properties/suite.hpp"
 
 #include <rapidcheck.h>
@@ -12,6 +13,7 @@
 
 #include "chunkmeta/properties/generators.hpp"
 #include "chunkmeta/properties/relations.hpp"
+#include "running_case.hpp"
 
 namespace chunkmeta::properties {
 namespace {
@@ -24,16 +26,11 @@ using harness::Implementation;
 using harness::Answer;
 using harness::Outcome;
 
-// The counterexample recorded by the latest failing case of the running
-// property. RapidCheck runs the shrunk minimum last among failing cases, so
-// after a failure this holds the minimal one; only it is ever written out.
-thread_local std::optional<Counterexample> latest_failure;
-thread_local const Property* running_property = nullptr;
-
 Counterexample counterexample(const Implementation& impl, const Workload& w, Finding finding) {
   Counterexample cx;
   cx.implementation = impl.name;
-  cx.property = running_property != nullptr ? running_property->name : "";
+  const Property* running = detail::running_case().property;
+  cx.property = running != nullptr ? running->name : "";
   cx.workload = w;
   cx.finding = std::move(finding);
   return cx;
@@ -341,35 +338,14 @@ std::vector<Property> make_properties() {
   };
 }
 
-// Tallies edge classes of generated (not shrunk) cases, and accepted shrinks.
-class Tally : public rc::detail::TestListener {
- public:
-  std::map<std::string, int> classes;
-  int shrinks = 0;
-  void onTestCaseFinished(const rc::detail::CaseDescription& description) override {
-    if (description.result.type != rc::detail::CaseResult::Type::Success) return;
-    for (const auto& tag : description.tags) {
-      // RapidCheck shows string tags quoted.
-      const bool quoted = tag.size() >= 2 && tag.front() == '"' && tag.back() == '"';
-      ++classes[quoted ? tag.substr(1, tag.size() - 2) : tag];
-    }
-  }
-  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override { shrinks += accepted ? 1 : 0; }
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
-
-bool rc_params_mention(const char* key) {
-  const char* params = std::getenv("RC_PARAMS");
-  return params != nullptr && std::string(params).find(key) != std::string::npos;
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 }  // namespace
+
+namespace detail {
+RunningCase& running_case() {
+  thread_local RunningCase running;
+  return running;
+}
+}  // namespace detail
 
 const std::vector<Property>& all_properties() {
   static const std::vector<Property> properties = make_properties();
@@ -383,319 +359,19 @@ const Property* find_property(const std::string& name) {
   return nullptr;
 }
 
-double case_scale() {
-  const char* scale = std::getenv("CHUNKMETA_CASE_SCALE");
-  if (scale == nullptr || *scale == '\0') return 1.0;
-  const double value = std::strtod(scale, nullptr);
-  return value > 0 ? value : 1.0;
-}
-
 void fail_with(Counterexample cx) {
-  const std::string text = harness::render(cx);
-  latest_failure = std::move(cx);
+  // RapidCheck's own message stays short: it is made for every failing shrink
+  // candidate, and the report (rendered once, at the end) says everything.
+  const std::string text = std::string(harness::to_string(cx.finding.kind)) + ": " + cx.finding.summary;
+  auto& running = detail::running_case();
+  if (running.on_failure) running.on_failure(cx);
+  running.latest_failure = std::move(cx);
   RC_FAIL(text);
   std::abort();  // unreachable: RC_FAIL throws
 }
 
 void tag_edge_classes(const Workload& workload) {
   for (const auto& cls : edge_classes(workload)) RC_TAG(cls);
-}
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// RapidCheck's id of a property run: the key of its reproduce string.
-std::string test_id(const Property& property, const Implementation& impl) { return impl.name + "/" + property.name; }
-
-rc::detail::TestResult check_with(const Property& property, const Implementation& impl,
-                                  const rc::detail::TestParams& params, rc::detail::TestListener& listener,
-                                  const std::function<bool()>& stop_requested = nullptr) {
-  rc::detail::TestMetadata metadata;
-  metadata.id = test_id(property, impl);
-  metadata.description = property.sentence;
-  const auto run_case = [&property, &impl, &stop_requested] {
-    if (stop_requested && stop_requested()) RC_SUCCEED("stopped");
-    property.run_case(impl);
-  };
-  return rc::detail::checkProperty(rc::detail::toProperty(run_case), metadata, params, listener,
-                                   rc::detail::configuration().reproduce);
-}
-
-// Batched answers for the workloads a reference-only pass over the same cases
-// asked for. RapidCheck replays the same cases for the same seed, so the real
-// pass asks for them in order; answers are fetched in batches that double in
-// size (a case that fails early costs one small batch, a passing run few round
-// trips). From the first workload that differs (shrinking has begun) every
-// call goes to the implementation.
-struct Prefetched {
-  std::vector<Workload> workloads;
-  std::vector<Answer> answers;  // for a prefix of workloads
-  std::size_t next = 0;
-  std::size_t batch = 64;
-};
-
-Prefetched record_workloads(const Property& property, const Implementation& impl,
-                            const rc::detail::TestParams& params) {
-  Prefetched cache;
-  Implementation recorder = impl;
-  recorder.compute = [&cache](const Workload& w) -> Answer {
-    cache.workloads.push_back(w);
-    return reference(w);
-  };
-  Tally ignored;
-  const std::optional<Counterexample> saved = latest_failure;
-  check_with(property, recorder, params, ignored);
-  latest_failure = saved;
-  return cache;
-}
-
-// `impl` with its calls counted and timed, answered from `cache` while it lasts.
-Implementation instrumented(const Implementation& impl, Prefetched* cache, PropertyResult& stats) {
-  Implementation out = impl;
-  out.compute_batch = nullptr;
-  out.compute = [&impl, cache, &stats](const Workload& w) -> Answer {
-    ++stats.implementation_calls;
-    if (cache != nullptr && cache->next < cache->workloads.size()) {
-      if (cache->workloads[cache->next] == w) {
-        if (cache->next == cache->answers.size()) {
-          const std::size_t end = std::min(cache->workloads.size(), cache->next + cache->batch);
-          cache->batch *= 2;
-          const auto start = Clock::now();
-          auto fetched = impl.compute_batch(
-              std::span<const Workload>(cache->workloads).subspan(cache->next, end - cache->next));
-          stats.implementation_seconds += seconds_since(start);
-          for (auto& answer : fetched) cache->answers.push_back(std::move(answer));
-        }
-        if (cache->next < cache->answers.size()) {
-          ++stats.prefetched;
-          return cache->answers[cache->next++];
-        }
-      }
-      cache->next = cache->workloads.size();
-    }
-    const auto start = Clock::now();
-    Answer answer = impl.compute(w);
-    stats.implementation_seconds += seconds_since(start);
-    return answer;
-  };
-  return out;
-}
-
-// One RapidCheck run of `property` with `params`.
-PropertyResult run_round(const Property& property, const Implementation& impl, const SuiteOptions& options,
-                         const rc::detail::TestParams& params) {
-  PropertyResult result;
-  result.property = property.name;
-  result.implementation = impl.name;
-  result.seed = params.seed;
-  result.rounds = 1;
-  const auto start = Clock::now();
-
-  latest_failure.reset();
-  running_property = &property;
-  std::optional<Prefetched> cache;
-  if (options.prefetch && impl.compute_batch) cache = record_workloads(property, impl, params);
-  const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result);
-  Tally tally;
-  const auto outcome = check_with(property, measured, params, tally, options.stop_requested);
-  running_property = nullptr;
-  result.seconds = seconds_since(start);
-
-  result.edge_classes = std::move(tally.classes);
-  result.shrinks = tally.shrinks;
-  if (outcome.is<rc::detail::SuccessResult>()) {
-    result.passed = true;
-    result.cases = outcome.get<rc::detail::SuccessResult>().numSuccess;
-    return result;
-  }
-  std::ostringstream message;
-  rc::detail::printResultMessage(outcome, message);
-  result.message = message.str();
-  if (!outcome.is<rc::detail::FailureResult>()) return result;  // gave up, or an error inside RapidCheck
-  const auto* failure = &outcome.get<rc::detail::FailureResult>();
-
-  result.cases = failure->numSuccess;
-  rc::detail::Configuration reproduce_config;
-  reproduce_config.reproduce[test_id(property, impl)] = failure->reproduce;
-  const std::string reproduce = rc::detail::configToMinimalString(reproduce_config);
-
-  Counterexample cx;
-  if (latest_failure) {
-    cx = std::move(*latest_failure);
-  } else {
-    // The implementation threw or crashed the case some other way: keep RapidCheck's words.
-    cx.implementation = impl.name;
-    cx.property = property.name;
-    cx.finding = Finding{FindingKind::unexpected_error, failure->description, std::nullopt, std::nullopt,
-                         std::nullopt, std::nullopt, {}};
-  }
-  cx.seed = params.seed;
-  cx.reproduce = reproduce;
-  cx.cases_before_failure = failure->numSuccess;
-  if (!options.rerun_command.empty()) {
-    cx.rerun_command = "RC_PARAMS=\"" + reproduce + "\" " +
-                       replace_all(replace_all(options.rerun_command, "{property}", property.name),
-                                   "{implementation}", harness::shell_quote(impl.name));
-  }
-  if (options.write_reports) {
-    std::string error;
-    const auto dir = options.report_dir.empty() ? harness::default_report_dir() : options.report_dir;
-    result.files = harness::write_counterexample(cx, dir, &error);
-    if (!result.files) result.message += "\n(could not write the report: " + error + ")";
-  }
-  result.counterexample = std::move(cx);
-  return result;
-}
-
-// The latest round's verdict (and counterexample), with the counts of all rounds;
-// a passing run keeps its first seed.
-void add_round(PropertyResult& total, PropertyResult round) {
-  round.cases += total.cases;
-  round.rounds += total.rounds;
-  round.seconds += total.seconds;
-  round.implementation_seconds += total.implementation_seconds;
-  round.implementation_calls += total.implementation_calls;
-  round.prefetched += total.prefetched;
-  for (const auto& [name, count] : total.edge_classes) round.edge_classes[name] += count;
-  if (round.passed && total.rounds > 0) round.seed = total.seed;
-  total = std::move(round);
-}
-
-}  // namespace
-
-PropertyResult run_property(const Property& property, const Implementation& impl, const SuiteOptions& options) {
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  int target = 0;
-  if (options.cases > 0) {
-    target = options.cases;
-  } else if (rc_params_mention("max_success")) {
-    target = params.maxSuccess;
-  } else if (options.time_budget_seconds > 0) {
-    target = 1 << 30;  // the budget alone decides
-  } else {
-    target = std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
-  }
-  if (options.seed) params.seed = *options.seed;
-  if (options.time_budget_seconds <= 0) {
-    params.maxSuccess = target;
-    return run_round(property, impl, options, params);
-  }
-
-  // Rounds: a small first one measures the rate, later ones fill the budget.
-  PropertyResult total;
-  const auto start = Clock::now();
-  const std::uint64_t base_seed = params.seed;
-  for (int round = 0; total.cases < target; ++round) {
-    const double left = options.time_budget_seconds - seconds_since(start);
-    if (round > 0 && left < 0.02 * options.time_budget_seconds) break;
-    const double rate = total.seconds > 0 ? total.cases / total.seconds : 0;
-    const double planned = round == 0 ? 200.0 : std::max(50.0, 0.9 * rate * left);
-    params.maxSuccess = static_cast<int>(std::min<double>(target - total.cases, planned));
-    params.seed = base_seed + static_cast<std::uint64_t>(round);
-    add_round(total, run_round(property, impl, options, params));
-    if (!total.passed || (options.stop_requested && options.stop_requested())) break;
-  }
-  return total;
-}
-
-bool SuiteResult::passed() const {
-  for (const auto& p : properties) {
-    if (!p.passed) return false;
-  }
-  return true;
-}
-
-double SuiteResult::seconds() const {
-  double total = 0;
-  for (const auto& p : properties) total += p.seconds;
-  return total;
-}
-
-double SuiteResult::implementation_seconds() const {
-  double total = 0;
-  for (const auto& p : properties) total += p.implementation_seconds;
-  return total;
-}
-
-int SuiteResult::cases() const {
-  int total = 0;
-  for (const auto& p : properties) total += p.cases;
-  return total;
-}
-
-SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
-  SuiteResult suite;
-  std::vector<const Property*> selected;
-  for (const auto& property : all_properties()) {
-    if (property.scope == Scope::library && !options.include_library) continue;
-    if (!options.only.empty() && std::find(options.only.begin(), options.only.end(), property.name) == options.only.end())
-      continue;
-    selected.push_back(&property);
-  }
-  const auto start = Clock::now();
-  for (std::size_t i = 0; i < selected.size(); ++i) {
-    const Property& property = *selected[i];
-    if (property.sends_invalid_input && !impl.rejects_invalid_input) {
-      PropertyResult skipped;
-      skipped.property = property.name;
-      skipped.implementation = impl.name;
-      skipped.passed = true;
-      skipped.skipped = true;
-      suite.properties.push_back(std::move(skipped));
-      continue;
-    }
-    SuiteOptions share = options;
-    if (options.time_budget_seconds > 0) {
-      const double left = options.time_budget_seconds - seconds_since(start);
-      share.time_budget_seconds = std::max(0.05, left / static_cast<double>(selected.size() - i));
-    }
-    suite.properties.push_back(run_property(property, impl, share));
-    if (options.stop_at_first_failure && !suite.properties.back().passed) break;
-    if (options.stop_requested && options.stop_requested()) break;
-  }
-  return suite;
-}
-
-std::string summarize(const std::vector<SuiteResult>& results) {
-  std::ostringstream os;
-  int properties = 0;
-  int cases = 0;
-  int failures = 0;
-  std::map<std::string, int> classes;
-  for (const auto& suite : results) {
-    if (!suite.properties.empty()) os << suite.properties.front().implementation << ":\n";
-    for (const auto& p : suite.properties) {
-      if (p.skipped) {
-        os << "  SKIP  " << std::left << std::setw(54) << p.property << std::right
-           << "  (sends invalid input; the implementation takes valid workloads only)\n";
-        continue;
-      }
-      ++properties;
-      cases += p.cases;
-      os << (p.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(54) << p.property << std::right
-         << std::setw(8) << p.cases << " cases\n";
-      for (const auto& [name, count] : p.edge_classes) classes[name] += count;
-      if (p.passed) continue;
-      ++failures;
-      if (p.counterexample) {
-        os << harness::render(*p.counterexample, p.files);
-      }
-      if (!p.message.empty() && !p.counterexample) os << p.message << "\n";
-    }
-  }
-  os << "Edge classes seen (cases):\n";
-  for (const auto& name : all_edge_classes()) os << "  " << std::setw(8) << classes[name] << "  " << name << "\n";
-  for (const auto& name : all_invalid_rules()) {
-    if (classes.count(name)) os << "  " << std::setw(8) << classes[name] << "  invalid: " << name << "\n";
-  }
-  if (!results.empty() && !results.front().properties.empty()) {
-    const auto seed = results.front().properties.front().seed;
-    os << "Seed: " << seed << " (RC_PARAMS=\"seed=" << seed << "\" repeats this run)\n";
-  }
-  os << "Summary: " << properties << " properties, " << cases << " cases, " << failures << " failed\n";
-  return os.str();
 }
 
 }  // namespace chunkmeta::properties

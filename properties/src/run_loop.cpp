@@ -1,0 +1,355 @@
+// The run loop: RapidCheck runs of each property, batched answers, rounds
+// under a time budget, and what a failure leaves behind (see shrink_watch.hpp).
+#include "chunkmeta/properties/suite.hpp"
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <utility>
+
+#include "running_case.hpp"
+#include "shrink_watch.hpp"
+
+namespace chunkmeta::properties {
+namespace {
+
+using harness::Answer;
+using harness::Counterexample;
+using harness::Finding;
+using harness::FindingKind;
+using harness::Implementation;
+
+// Tallies edge classes of generated (not shrunk) cases, and accepted shrinks.
+class Tally : public rc::detail::TestListener {
+ public:
+  std::map<std::string, int> classes;
+  int shrinks = 0;
+  void onTestCaseFinished(const rc::detail::CaseDescription& description) override {
+    if (description.result.type != rc::detail::CaseResult::Type::Success) return;
+    for (const auto& tag : description.tags) {
+      // RapidCheck shows string tags quoted.
+      const bool quoted = tag.size() >= 2 && tag.front() == '"' && tag.back() == '"';
+      ++classes[quoted ? tag.substr(1, tag.size() - 2) : tag];
+    }
+  }
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override { shrinks += accepted ? 1 : 0; }
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+bool rc_params_mention(const char* key) {
+  const char* params = std::getenv("RC_PARAMS");
+  return params != nullptr && std::string(params).find(key) != std::string::npos;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+// RapidCheck's configuration (RC_PARAMS), read once without the "Using
+// configuration: seed=..." line RapidCheck prints on stderr: that seed is not
+// the one used when the caller gives its own, and the summary names the one used.
+const rc::detail::Configuration& rc_configuration() {
+  static const rc::detail::Configuration& configuration = []() -> const rc::detail::Configuration& {
+    std::streambuf* const saved = std::cerr.rdbuf(nullptr);
+    const auto& read = rc::detail::configuration();
+    std::cerr.rdbuf(saved);
+    return read;
+  }();
+  return configuration;
+}
+
+}  // namespace
+
+std::uint64_t seed_of(const SuiteOptions& options) {
+  return options.seed ? *options.seed : rc_configuration().testParams.seed;
+}
+
+std::filesystem::path report_dir_of(const SuiteOptions& options) {
+  return options.report_dir.empty() ? harness::default_report_dir() : options.report_dir;
+}
+
+double case_scale() {
+  const char* scale = std::getenv("CHUNKMETA_CASE_SCALE");
+  if (scale == nullptr || *scale == '\0') return 1.0;
+  const double value = std::strtod(scale, nullptr);
+  return value > 0 ? value : 1.0;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// RapidCheck's id of a property run: the key of its reproduce string.
+std::string test_id(const Property& property, const Implementation& impl) { return impl.name + "/" + property.name; }
+
+rc::detail::TestResult check_with(const Property& property, const Implementation& impl,
+                                  const rc::detail::TestParams& params, rc::detail::TestListener& listener,
+                                  detail::ShrinkWatch* watch = nullptr, int* generated = nullptr) {
+  rc::detail::TestMetadata metadata;
+  metadata.id = test_id(property, impl);
+  metadata.description = property.sentence;
+  // A stopped run passes its remaining cases without running them; `generated`
+  // counts the cases that did run before the first failure.
+  const auto run_case = [&property, &impl, watch, generated] {
+    if (watch != nullptr && watch->should_stop()) RC_SUCCEED("stopped");
+    if (generated != nullptr && (watch == nullptr || !watch->failing())) ++*generated;
+    property.run_case(impl);
+  };
+  return rc::detail::checkProperty(rc::detail::toProperty(run_case), metadata, params, listener,
+                                   rc_configuration().reproduce);
+}
+
+// Batched answers for the workloads a reference-only pass over the same cases
+// asked for. RapidCheck replays the same cases for the same seed, so the real
+// pass asks for them in order; answers are fetched in batches that double in
+// size (a case that fails early costs one small batch, a passing run few round
+// trips). From the first workload that differs (shrinking has begun) every
+// call goes to the implementation.
+struct Prefetched {
+  std::vector<Workload> workloads;
+  std::vector<Answer> answers;  // for a prefix of workloads
+  std::size_t next = 0;
+  std::size_t batch = 64;
+};
+
+Prefetched record_workloads(const Property& property, const Implementation& impl,
+                            const rc::detail::TestParams& params) {
+  Prefetched cache;
+  Implementation recorder = impl;
+  recorder.compute = [&cache](const Workload& w) -> Answer {
+    cache.workloads.push_back(w);
+    return reference(w);
+  };
+  Tally ignored;
+  auto& running = detail::running_case();
+  const std::optional<Counterexample> saved = running.latest_failure;
+  const auto on_failure = std::exchange(running.on_failure, nullptr);
+  check_with(property, recorder, params, ignored);
+  running.latest_failure = saved;
+  running.on_failure = on_failure;
+  return cache;
+}
+
+// `impl` with its calls counted and timed, answered from `cache` while it lasts.
+Implementation instrumented(const Implementation& impl, Prefetched* cache, PropertyResult& stats) {
+  Implementation out = impl;
+  out.compute_batch = nullptr;
+  out.compute = [&impl, cache, &stats](const Workload& w) -> Answer {
+    ++stats.implementation_calls;
+    if (cache != nullptr && cache->next < cache->workloads.size()) {
+      if (cache->workloads[cache->next] == w) {
+        if (cache->next == cache->answers.size()) {
+          const std::size_t end = std::min(cache->workloads.size(), cache->next + cache->batch);
+          cache->batch *= 2;
+          const auto start = Clock::now();
+          auto fetched = impl.compute_batch(
+              std::span<const Workload>(cache->workloads).subspan(cache->next, end - cache->next));
+          stats.implementation_seconds += seconds_since(start);
+          for (auto& answer : fetched) cache->answers.push_back(std::move(answer));
+        }
+        if (cache->next < cache->answers.size()) {
+          ++stats.prefetched;
+          return cache->answers[cache->next++];
+        }
+      }
+      cache->next = cache->workloads.size();
+    }
+    const auto start = Clock::now();
+    Answer answer = impl.compute(w);
+    stats.implementation_seconds += seconds_since(start);
+    return answer;
+  };
+  return out;
+}
+
+// One RapidCheck run of `property` with `params`.
+PropertyResult run_round(const Property& property, const Implementation& impl, const SuiteOptions& options,
+                         const rc::detail::TestParams& params) {
+  PropertyResult result;
+  result.property = property.name;
+  result.implementation = impl.name;
+  result.seed = params.seed;
+  result.rounds = 1;
+  const auto start = Clock::now();
+
+  auto& running = detail::running_case();
+  running.latest_failure.reset();
+  running.property = &property;
+  std::optional<Prefetched> cache;
+  if (options.prefetch && impl.compute_batch) cache = record_workloads(property, impl, params);
+  detail::ShrinkWatch watch(options, impl.name + ", " + property.name);
+  running.on_failure = [&watch](const Counterexample& cx) { watch.on_failure(cx); };
+  const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result);
+  Tally tally;
+  int generated = 0;
+  const auto outcome = check_with(property, measured, params, tally, &watch, &generated);
+  running.property = nullptr;
+  running.on_failure = nullptr;
+  result.seconds = seconds_since(start);
+  result.stopped = watch.stop_reason();
+
+  result.edge_classes = std::move(tally.classes);
+  result.shrinks = tally.shrinks;
+  if (outcome.is<rc::detail::SuccessResult>()) {
+    result.passed = true;
+    result.cases = result.stopped.empty() ? outcome.get<rc::detail::SuccessResult>().numSuccess : generated;
+    return result;
+  }
+  std::ostringstream message;
+  rc::detail::printResultMessage(outcome, message);
+  result.message = message.str();
+  if (!outcome.is<rc::detail::FailureResult>()) return result;  // gave up, or an error inside RapidCheck
+  const auto* failure = &outcome.get<rc::detail::FailureResult>();
+
+  result.cases = failure->numSuccess;
+  rc::detail::Configuration reproduce_config;
+  reproduce_config.reproduce[test_id(property, impl)] = failure->reproduce;
+  const std::string reproduce = rc::detail::configToMinimalString(reproduce_config);
+
+  Counterexample cx;
+  if (running.latest_failure) {
+    cx = std::move(*running.latest_failure);
+  } else {
+    // The implementation threw or crashed the case some other way: keep RapidCheck's words.
+    cx.implementation = impl.name;
+    cx.property = property.name;
+    cx.finding = Finding{FindingKind::unexpected_error, failure->description, std::nullopt, std::nullopt,
+                         std::nullopt, std::nullopt, {}};
+  }
+  cx.seed = params.seed;
+  cx.reproduce = reproduce;
+  cx.cases_before_failure = failure->numSuccess;
+  if (!options.rerun_command.empty()) {
+    cx.rerun_command = "RC_PARAMS=\"" + reproduce + "\" " +
+                       replace_all(replace_all(options.rerun_command, "{property}", property.name),
+                                   "{implementation}", harness::shell_quote(impl.name));
+  }
+  std::string error;
+  result.files = watch.finish(cx, &error);
+  if (options.write_reports && !result.files) result.message += "\n(could not write the report: " + error + ")";
+  result.counterexample = std::move(cx);
+  return result;
+}
+
+// The latest round's verdict (and counterexample), with the counts of all rounds;
+// a passing run keeps its first seed.
+void add_round(PropertyResult& total, PropertyResult round) {
+  round.cases += total.cases;
+  round.rounds += total.rounds;
+  round.seconds += total.seconds;
+  round.implementation_seconds += total.implementation_seconds;
+  round.implementation_calls += total.implementation_calls;
+  round.prefetched += total.prefetched;
+  for (const auto& [name, count] : total.edge_classes) round.edge_classes[name] += count;
+  if (round.passed && total.rounds > 0) round.seed = total.seed;
+  total = std::move(round);
+}
+
+// A failure whose counterexample (workload and behaviour) an earlier property
+// of the run already reported is listed once: it points to the earlier
+// report, and its own report file is removed (the corpus entry is shared).
+void merge_duplicate(PropertyResult& result, const std::vector<PropertyResult>& earlier) {
+  if (!result.counterexample) return;
+  // The behaviour is the implementation's answer (the property that noticed it may differ).
+  const auto behaviour = [](const Counterexample& cx) {
+    return cx.finding.actual ? harness::to_json(*cx.finding.actual).dump() : std::string(harness::to_string(cx.finding.kind));
+  };
+  for (const auto& other : earlier) {
+    if (!other.counterexample || other.duplicate_of.size() > 0) continue;
+    if (other.counterexample->workload != result.counterexample->workload ||
+        behaviour(*other.counterexample) != behaviour(*result.counterexample))
+      continue;
+    result.duplicate_of = other.property;
+    if (result.files && other.files && result.files->report != other.files->report) {
+      std::error_code ignored;
+      std::filesystem::remove(result.files->report, ignored);
+    }
+    result.files = other.files;
+    return;
+  }
+}
+
+}  // namespace
+
+PropertyResult run_property(const Property& property, const Implementation& impl, const SuiteOptions& options) {
+  rc::detail::TestParams params = rc_configuration().testParams;
+  int target = 0;
+  if (options.cases > 0) {
+    target = options.cases;
+  } else if (rc_params_mention("max_success")) {
+    target = params.maxSuccess;
+  } else if (options.time_budget_seconds > 0) {
+    target = 1 << 30;  // the budget alone decides
+  } else {
+    target = std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
+  }
+  params.seed = seed_of(options);
+  if (options.time_budget_seconds <= 0) {
+    params.maxSuccess = target;
+    return run_round(property, impl, options, params);
+  }
+
+  // Rounds: a small first one measures the rate, later ones fill the budget.
+  PropertyResult total;
+  const auto start = Clock::now();
+  const std::uint64_t base_seed = params.seed;
+  for (int round = 0; total.cases < target; ++round) {
+    const double left = options.time_budget_seconds - seconds_since(start);
+    if (round > 0 && left < 0.02 * options.time_budget_seconds) break;
+    const double rate = total.seconds > 0 ? total.cases / total.seconds : 0;
+    const double planned = round == 0 ? 200.0 : std::max(50.0, 0.9 * rate * left);
+    params.maxSuccess = static_cast<int>(std::min<double>(target - total.cases, planned));
+    params.seed = base_seed + static_cast<std::uint64_t>(round);
+    add_round(total, run_round(property, impl, options, params));
+    if (!total.passed || !total.stopped.empty()) break;
+  }
+  return total;
+}
+
+SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
+  SuiteResult suite;
+  std::vector<const Property*> selected;
+  for (const auto& property : all_properties()) {
+    if (property.scope == Scope::library && !options.include_library) continue;
+    if (!options.only.empty() && std::find(options.only.begin(), options.only.end(), property.name) == options.only.end())
+      continue;
+    selected.push_back(&property);
+  }
+  const auto start = Clock::now();
+  SuiteOptions share = options;
+  if (options.time_budget_seconds > 0 && !options.deadline)
+    share.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_seconds));
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const Property& property = *selected[i];
+    if (property.sends_invalid_input && !impl.rejects_invalid_input) {
+      PropertyResult skipped;
+      skipped.property = property.name;
+      skipped.implementation = impl.name;
+      skipped.passed = true;
+      skipped.skipped = true;
+      suite.properties.push_back(std::move(skipped));
+      continue;
+    }
+    if (options.time_budget_seconds > 0) {
+      const double left = options.time_budget_seconds - seconds_since(start);
+      share.time_budget_seconds = std::max(0.05, left / static_cast<double>(selected.size() - i));
+    }
+    PropertyResult result = run_property(property, impl, share);
+    if (!result.passed) merge_duplicate(result, suite.properties);
+    suite.properties.push_back(std::move(result));
+    if (options.stop_at_first_failure && !suite.properties.back().passed) break;
+    if (options.stop_requested && options.stop_requested()) break;
+    if (share.deadline && Clock::now() >= *share.deadline) break;
+  }
+  return suite;
+}
+
+
+}  // namespace chunkmeta::properties
