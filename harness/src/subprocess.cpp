@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <optional>
+#include <utility>
 
 #include "chunkmeta/harness/json.hpp"
 
@@ -108,23 +110,44 @@ struct Subprocess::State {
   std::string inbuf;    // stdout bytes not yet split into lines
   Tail stderr_tail{4096};
   std::uint64_t next_id = 0;  // ids are unique over the life of the harness
+  // After a first hang, shrinking it sends many workloads that hang: each then
+  // waits only a multiple of the slowest answer seen (with a floor), not the
+  // whole timeout, so a step of the shrink costs well under a second.
+  bool hung_before = false;
+  double slowest_answer = 0;  // seconds, between one answer and the one before it (or the send)
+  // The first answer of a process that was not warmed up includes its
+  // start-up (Python + torch: seconds), which is not a hang: it gets the whole timeout.
+  bool awaiting_first_answer = false;
+
+  double timeout() const {
+    if (!hung_before || awaiting_first_answer) return options.timeout_seconds;
+    return std::min(options.timeout_seconds, std::max(0.5, 10 * slowest_answer));
+  }
   enum class Ids { unknown, echoed, absent } ids = Ids::unknown;
   std::optional<std::string> start_error;
 
   bool running() const { return pid > 0; }
 
-  void start() {
+  // A started child's ends of the pipes.
+  struct Child {
+    pid_t pid = -1;
+    int to_child = -1;
+    int from_child = -1;
+    int errors = -1;
+  };
+
+  std::optional<Child> spawn() {
     ignore_sigpipe_once();
     int in[2], out[2], err[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
       start_error = std::string("cannot create pipes: ") + std::strerror(errno);
-      return;
+      return std::nullopt;
     }
     const pid_t child = fork();
     if (child < 0) {
       start_error = std::string("cannot fork: ") + std::strerror(errno);
       for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
-      return;
+      return std::nullopt;
     }
     if (child == 0) {
       setpgid(0, 0);  // its own group, so a kill reaches whatever the shell started
@@ -138,19 +161,99 @@ struct Subprocess::State {
     close(in[0]);
     close(out[1]);
     close(err[1]);
-    pid = child;
-    to_child = in[1];
-    from_child = out[0];
-    errors = err[0];
-    for (int fd : {to_child, from_child, errors}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    Child started{child, in[1], out[0], err[0]};
+    for (int fd : {started.to_child, started.from_child, started.errors}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     // Room for many answers in the pipe, so the child rarely waits while we decode
     // (best effort: the system may refuse the size).
-    for (int fd : {to_child, from_child}) fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+    for (int fd : {started.to_child, started.from_child}) fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+    return started;
+  }
+
+  // Once a process has been killed or has died, the next one is started ahead
+  // of need and sent a warm-up (one row without tokens, so the function's own
+  // first call, with its lazy set-up, is paid too): an interpreter's
+  // start-up (Python + torch: 1-2 s) is then paid while the current process
+  // works, not at every step of shrinking a crash or a hang. Two are kept, as
+  // a shrink of a hang kills a process about as often as one starts.
+  static constexpr std::size_t kSpares = 2;
+  std::deque<Child> spares;
+
+  // Sends the warm-up line to a new spare (best effort: a pipe of a fresh
+  // process has room for one short line).
+  void send_warm_up(const Child& child) {
+    const std::string line = request_line(next_id++, Workload{1, {0}, {0, 0}}) + '\n';
+    if (write(child.to_child, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return;
+  }
+
+  // Waits (at most the timeout) for the spare's answer to its warm-up and drops
+  // it. False if it never came: the spare is then of no use.
+  bool warmed_up(Child& child) {
+    std::string got;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(options.timeout_seconds);
+    while (got.find('\n') == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{child.from_child, POLLIN, 0};
+      const int ready = poll(&p, 1, static_cast<int>(left));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return false;
+      char buf[4096];
+      const ssize_t n = read(child.from_child, buf, sizeof buf);
+      if (n == 0) return false;
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    }
+    // Anything after the warm-up's line belongs to no request: the stream is then not trusted.
+    return got.find('\n') + 1 == got.size();
+  }
+
+  void discard(Child& child) {
+    kill(-child.pid, SIGKILL);
+    waitpid(child.pid, nullptr, 0);
+    for (int fd : {child.to_child, child.from_child, child.errors}) close(fd);
+  }
+
+  // A restarted process (after a crash or a kill) takes its first workload only
+  // once warm, so its start-up never counts against a workload as a hang.
+  void start() {
+    const bool restart = stats.starts > 0;
+    std::optional<Child> child;
+    if (!spares.empty()) {
+      child = spares.front();
+      spares.pop_front();
+    } else {
+      child = spawn();
+      if (child && restart) send_warm_up(*child);
+    }
+    bool warm = false;
+    if (child && restart) {
+      warm = warmed_up(*child);
+      if (!warm) {
+        discard(*child);
+        child = spawn();  // its first answer then gets the whole timeout
+      }
+    }
+    if (!child) return;
+    pid = child->pid;
+    to_child = child->to_child;
+    from_child = child->from_child;
+    errors = child->errors;
+    awaiting_first_answer = !warm;
     inbuf.clear();
     stderr_tail.clear();
     ids = Ids::unknown;
     start_error.reset();
     ++stats.starts;
+    while (restart && spares.size() < kSpares) {
+      auto spare = spawn();
+      if (!spare) break;
+      send_warm_up(*spare);
+      spares.push_back(*spare);
+    }
+  }
+
+  void kill_spares() {
+    for (auto& spare : spares) discard(spare);
+    spares.clear();
   }
 
   void close_fds() {
@@ -282,6 +385,7 @@ Subprocess::Subprocess(SubprocessOptions options) : state_(std::make_unique<Stat
 
 Subprocess::~Subprocess() {
   if (state_->running()) state_->stop(true);
+  state_->kill_spares();
 }
 
 const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }
@@ -302,6 +406,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   const std::uint64_t base = s.next_id;
   s.next_id += workloads.size();
   std::size_t sent = 0;          // lines fully or partly queued
+  std::size_t window = s.options.window;
   std::string outbuf;            // bytes queued for its stdin
   std::size_t out_offset = 0;
   auto last_progress = Clock::now();
@@ -386,7 +491,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       const auto encode_start = Clock::now();
       outbuf.clear();
       out_offset = 0;
-      while (sent < workloads.size() && sent - answers.size() < s.options.window && outbuf.size() < (1u << 20)) {
+      while (sent < workloads.size() && sent - answers.size() < window && outbuf.size() < (1u << 20)) {
         outbuf += s.encode(workloads[sent], base + sent);
         ++sent;
       }
@@ -397,17 +502,42 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     }
     pollfd fds[3] = {{s.from_child, POLLIN, 0}, {s.errors, POLLIN, 0}, {-1, POLLOUT, 0}};
     if (stdin_open && out_offset < outbuf.size()) fds[2].fd = s.to_child;
-    const double left = s.options.timeout_seconds - seconds_since(last_progress);
+    const double timeout = s.timeout();
+    const double left = timeout - seconds_since(last_progress);
+    if (left <= 0 && sent - answers.size() > 1) {
+      // Several lines were waiting: a program that buffers its answers (as the
+      // Python adapter does, one write per read) may have answered the oldest
+      // already and hang on a later one. Send them again one at a time to a
+      // fresh process, so that the hang is blamed on the workload that hangs.
+      s.hung_before = true;
+      s.stop(false);
+      s.start();
+      if (!s.running()) {
+        return fail(Misbehaviour{FindingKind::crashed, "could not be restarted: " + s.start_error.value_or("?"),
+                                 "command: " + s.options.command},
+                    false);
+      }
+      window = 1;
+      sent = answers.size();
+      outbuf.clear();
+      out_offset = 0;
+      stdin_open = true;
+      last_progress = Clock::now();
+      continue;
+    }
     if (left <= 0) {
-      if (stdin_open && out_offset == outbuf.size() && s.answers_probe(std::min(s.options.timeout_seconds / 2, 1.0))) {
+      const bool adapted = timeout < s.options.timeout_seconds;
+      s.hung_before = true;
+      if (stdin_open && out_offset == outbuf.size() && s.answers_probe(std::min(timeout / 2, 1.0))) {
         return fail(s.misbehaviour(FindingKind::missing_output,
                                    "gave no answer for this workload: it answered a probe sent after it at once, "
                                    "so it skipped the line rather than hung (killed)"),
                     true);
       }
       return fail(s.misbehaviour(FindingKind::timed_out,
-                                 "gave no answer within " + std::to_string(s.options.timeout_seconds).substr(0, 5) +
-                                     " s (killed; it may be stuck, or waiting for input after skipping a line)"),
+                                 "gave no answer within " + std::to_string(timeout).substr(0, 5) + " s" +
+                                     (adapted ? " (after an earlier hang: 10x its slowest answer)" : "") +
+                                     " (killed; it may be stuck, or waiting for input after skipping a line)"),
                   true);
     }
     const auto wait_start = Clock::now();
@@ -451,6 +581,8 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
             break;
           }
           take_line(line, stop);
+          if (!s.awaiting_first_answer) s.slowest_answer = std::max(s.slowest_answer, seconds_since(last_progress));
+          s.awaiting_first_answer = false;
           last_progress = Clock::now();
         }
         if (stop) return fail(std::move(*stop), true);

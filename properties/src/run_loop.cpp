@@ -137,11 +137,46 @@ Prefetched record_workloads(const Property& property, const Implementation& impl
   return cache;
 }
 
-// `impl` with its calls counted and timed, answered from `cache` while it lasts.
-Implementation instrumented(const Implementation& impl, Prefetched* cache, PropertyResult& stats) {
+std::string memo_key(const Workload& workload) { return harness::request_line(0, workload); }
+
+}  // namespace
+
+namespace detail {
+
+const Answer* AnswerMemo::find(const Workload& workload) const {
+  const auto it = answers_.find(memo_key(workload));
+  return it == answers_.end() ? nullptr : &it->second;
+}
+
+void AnswerMemo::keep(const Workload& workload, const Answer& answer) {
+  std::string key = memo_key(workload);
+  std::size_t bytes = 2 * key.size() + 256;
+  if (const auto* outcome = std::get_if<harness::Outcome>(&answer); outcome != nullptr && outcome->ok()) {
+    const auto& r = outcome->value();
+    bytes += 4 * (r.cu_chunk_seqlen.size() + r.seq_idx.size() + r.last_chunk_indices.size());
+  }
+  if (bytes_ + bytes > kBudgetBytes) {
+    answers_.clear();
+    bytes_ = 0;
+  }
+  if (answers_.emplace(std::move(key), answer).second) bytes_ += bytes;
+}
+
+}  // namespace detail
+
+namespace {
+
+// `impl` with its calls counted and timed, answered from `cache` while it
+// lasts, and from the suite's memo once `watch` has seen a failure (shrinking).
+Implementation instrumented(const Implementation& impl, Prefetched* cache, PropertyResult& stats,
+                            const detail::ShrinkWatch& watch) {
   Implementation out = impl;
   out.compute_batch = nullptr;
-  out.compute = [&impl, cache, &stats](const Workload& w) -> Answer {
+  out.compute = [&impl, cache, &stats, &watch](const Workload& w) -> Answer {
+    detail::AnswerMemo* memo = watch.failing() ? detail::running_case().memo : nullptr;
+    if (memo != nullptr) {
+      if (const Answer* known = memo->find(w)) return *known;
+    }
     ++stats.implementation_calls;
     if (cache != nullptr && cache->next < cache->workloads.size()) {
       if (cache->workloads[cache->next] == w) {
@@ -164,6 +199,7 @@ Implementation instrumented(const Implementation& impl, Prefetched* cache, Prope
     const auto start = Clock::now();
     Answer answer = impl.compute(w);
     stats.implementation_seconds += seconds_since(start);
+    if (memo != nullptr) memo->keep(w, answer);
     return answer;
   };
   return out;
@@ -186,7 +222,7 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
   if (options.prefetch && impl.compute_batch) cache = record_workloads(property, impl, params);
   detail::ShrinkWatch watch(options, impl.name + ", " + property.name);
   running.on_failure = [&watch](const Counterexample& cx) { watch.on_failure(cx); };
-  const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result);
+  const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result, watch);
   Tally tally;
   int generated = 0;
   const auto outcome = check_with(property, measured, params, tally, &watch, &generated);
@@ -323,6 +359,9 @@ SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
     selected.push_back(&property);
   }
   const auto start = Clock::now();
+  detail::AnswerMemo memo;
+  auto& running = detail::running_case();
+  detail::AnswerMemo* const outer_memo = std::exchange(running.memo, &memo);
   SuiteOptions share = options;
   if (options.time_budget_seconds > 0 && !options.deadline)
     share.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_seconds));
@@ -348,6 +387,7 @@ SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
     if (options.stop_requested && options.stop_requested()) break;
     if (share.deadline && Clock::now() >= *share.deadline) break;
   }
+  running.memo = outer_memo;
   return suite;
 }
 

@@ -3,12 +3,30 @@
 // running on this thread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
+#include <unordered_map>
 
 #include "chunkmeta/properties/suite.hpp"
 
 namespace chunkmeta::properties::detail {
+
+// Answers given while shrinking, shared by the properties of one suite run:
+// they start from the same seed, so their shrinks try many of the same
+// workloads, and a hang or a crash costs seconds each time it is asked again.
+// (Shrinking already assumes a deterministic implementation.)
+class AnswerMemo {
+ public:
+  const harness::Answer* find(const Workload& workload) const;
+  void keep(const Workload& workload, const harness::Answer& answer);
+
+ private:
+  static constexpr std::size_t kBudgetBytes = std::size_t{256} << 20;  // then it starts again empty
+  std::unordered_map<std::string, harness::Answer> answers_;
+  std::size_t bytes_ = 0;
+};
 
 struct RunningCase {
   const Property* property = nullptr;
@@ -18,6 +36,7 @@ struct RunningCase {
   std::optional<harness::Counterexample> latest_failure;
   // Told each failing case as it fails: the first, then each smaller one.
   std::function<void(const harness::Counterexample&)> on_failure;
+  AnswerMemo* memo = nullptr;  // set by run_suite
 };
 
 RunningCase& running_case();
