@@ -3,6 +3,8 @@
 // programs that crash, hang, print garbage or skip lines.
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -122,6 +124,58 @@ TEST_P(MisbehavingImplementation, IsReportedAsAShrunkFindingOfTwoRows) {
   const std::string said = report.value("summary", "") + "\n" + report.value("detail", "");
   EXPECT_NE(said.find(m.evidence), std::string::npos) << report.dump(2);
   EXPECT_NE(run.out.find("replay:    "), std::string::npos) << run.out;
+}
+
+// Runs `chunkmeta ARGUMENTS`, sends it SIGINT when it announces its first
+// failure (FAILING ...: written out, now shrinking), and returns what it printed.
+Run interrupt_at_first_failure(const std::string& arguments) {
+  int out[2];
+  if (pipe(out) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
+    execl("/bin/sh", "sh", "-c", ("exec " + kCli + " " + arguments + " 2>/dev/null").c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  Run run;
+  FILE* lines = fdopen(out[0], "r");
+  char buffer[1 << 16];
+  bool sent = false;
+  while (std::fgets(buffer, sizeof buffer, lines) != nullptr) {
+    run.out += buffer;
+    if (!sent && std::string(buffer).starts_with("FAILING")) sent = kill(pid, SIGINT) == 0;
+  }
+  std::fclose(lines);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST_P(MisbehavingImplementation, IsReportedOnceWhenInterruptedWhileShrinking) {
+  if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
+  const auto& m = GetParam();
+  const auto reports = fresh_dir("interrupted-" + m.name);
+  const auto empty_corpus = fresh_dir("interrupted-empty-corpus-" + m.name);
+  const auto run = interrupt_at_first_failure(
+      "check --seed 20261202 --cases 200 --timeout 1 --valid-only --corpus " + empty_corpus.string() +
+      " --report-dir " + reports.string() + " " + impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + m.command));
+  EXPECT_EQ(run.exit_code, 130) << run.out;  // interrupted, as a shell reports SIGINT
+  EXPECT_NE(run.out.find("NOT VERIFIED"), std::string::npos) << run.out;
+
+  // Exactly one report: the smallest case when the interrupt came, labelled as such.
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(reports))
+    if (entry.path().string().ends_with(".report.json")) found.push_back(entry.path());
+  ASSERT_EQ(found.size(), 1u) << run.out;
+  const Json report = Json::parse(slurp(found.front()));
+  EXPECT_EQ(report["finding"], m.kind) << report.dump(2);
+  const std::string status = report.value("status", "");
+  EXPECT_TRUE(status == "minimal" || status == "not fully shrunk (interrupted)") << status;
+  EXPECT_GE(report["rows"].get<int>(), 2) << report.dump(2);
 }
 
 std::string misbehave(const std::string& mode) {
