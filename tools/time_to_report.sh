@@ -39,12 +39,14 @@ measure() {
   while IFS= read -r line; do
     echo "$line" >> "$work/log"
     if [ -z "$first" ] && [[ "$line" =~ ^(FAILING|COUNTEREXAMPLE) ]]; then first=$(now); fi
-  done < <(timeout "$limit" "$cli" check --seed 20261202 --report-dir "$reports" "${corpus[@]}" "$@" 2>&1; echo "exit $?")
+  done < <(timeout "$limit" "$cli" check --seed 20261202 --report-dir "$reports" "${corpus[@]}" "$@" 2>&1
+           echo "exit $?" > "$work/status")
   local end
   end=$(now)
-  status=$(tail -1 "$work/log" | sed -n 's/^exit //p')
+  status=$(sed -n 's/^exit //p' "$work/status")
   local rows calls
-  rows=$(grep -o 'status: .*(\([0-9]*\) rows\?)' "$work/log" | grep -o '([0-9]*' | tr -d '(' | sort -n | head -1)
+  # The final reports' rows: the smallest workload reported.
+  rows=$(sed -n 's/^  status: .*(\([0-9]*\) rows\{0,1\})$/\1/p' "$work/log" | sort -n | head -1)
   calls=$(sed -n 's/^Calls: \([0-9]*\) workloads.*/\1/p' "$work/log" | head -1)
   local first_s="-" total_s
   [ -n "$first" ] && first_s=$(awk -v a="$start" -v b="$first" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')

@@ -56,6 +56,36 @@ std::string indented(const std::string& label, const std::string& text) {
   return out;
 }
 
+// Outputs larger than this are summarised in reports: a workload near 2^31
+// tokens can have tens of millions of chunks (gigabytes of JSON), which no
+// one reads; the first divergence names the place, and replaying the
+// workload prints everything.
+constexpr std::size_t kShownEntries = 100000;
+constexpr std::size_t kKeptEntries = 1000000;  // in a corpus entry's "expected"
+
+std::size_t entries(const Outcome& outcome) {
+  if (!outcome.ok()) return 0;
+  const auto& r = outcome.value();
+  return r.cu_chunk_seqlen.size() + r.seq_idx.size() + r.last_chunk_indices.size();
+}
+
+std::string omitted(const Outcome& outcome) {
+  const auto& r = outcome.value();
+  std::ostringstream text;
+  text << "(" << r.seq_idx.size() << " chunks, " << r.last_chunk_indices.size()
+       << " rows: too large to show; replay the workload to print it)";
+  return text.str();
+}
+
+Json outcome_for_report(const Outcome& outcome) {
+  if (entries(outcome) <= kShownEntries) return to_json(outcome);
+  return Json{{"omitted", omitted(outcome)}};
+}
+
+std::string outcome_text(const Outcome& outcome) {
+  return entries(outcome) <= kShownEntries ? to_json(outcome).dump() : omitted(outcome);
+}
+
 }  // namespace
 
 std::string shell_quote(const std::string& text) {
@@ -90,7 +120,14 @@ Json corpus_entry(const Workload& workload, const std::string& origin) {
   j["format"] = "chunkmeta-corpus/1";
   j["origin"] = origin;
   j["workload"] = to_json(workload);
-  j["expected"] = to_json(reference(workload));
+  const Outcome expected = reference(workload);
+  // A reference output of millions of entries would be hundreds of megabytes
+  // of JSON; such an entry still replays (against today's reference).
+  if (entries(expected) <= kKeptEntries) {
+    j["expected"] = to_json(expected);
+  } else {
+    j["expected_omitted"] = omitted(expected);
+  }
   return j;
 }
 
@@ -108,8 +145,8 @@ Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files)
   j["workload"] = to_json(cx.workload);
   j["rows"] = cx.workload.num_computed_tokens.size();
   if (!cx.status.empty()) j["status"] = cx.status;
-  if (cx.finding.expected) j["expected"] = to_json(*cx.finding.expected);
-  if (cx.finding.actual) j["actual"] = to_json(*cx.finding.actual);
+  if (cx.finding.expected) j["expected"] = outcome_for_report(*cx.finding.expected);
+  if (cx.finding.actual) j["actual"] = outcome_for_report(*cx.finding.actual);
   j["first_divergence"] = cx.finding.divergence ? divergence_json(*cx.finding.divergence) : Json(nullptr);
   j["invariant"] = cx.finding.invariant ? invariant_json(*cx.finding.invariant) : Json(nullptr);
   if (!cx.finding.detail.empty()) j["detail"] = cx.finding.detail;
@@ -119,7 +156,7 @@ Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files)
       Json item = Json::object();
       item["role"] = r.role;
       item["workload"] = to_json(r.workload);
-      if (r.actual) item["actual"] = to_json(*r.actual);
+      if (r.actual) item["actual"] = outcome_for_report(*r.actual);
       related.push_back(std::move(item));
     }
     j["related"] = std::move(related);
@@ -148,11 +185,11 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   }
   for (const auto& r : cx.related) {
     os << "  " << r.role << ": " << to_json(r.workload).dump() << "\n";
-    if (r.actual) os << "    its output: " << to_json(*r.actual).dump() << "\n";
+    if (r.actual) os << "    its output: " << outcome_text(*r.actual) << "\n";
   }
-  if (cx.finding.expected) os << "  expected:  " << to_json(*cx.finding.expected).dump() << "\n";
+  if (cx.finding.expected) os << "  expected:  " << outcome_text(*cx.finding.expected) << "\n";
   if (cx.finding.actual) {
-    os << "  actual:    " << to_json(*cx.finding.actual).dump() << "\n";
+    os << "  actual:    " << outcome_text(*cx.finding.actual) << "\n";
   } else if (is_misbehaviour(cx.finding.kind)) {
     os << "  actual:    (no answer)\n";
   }
@@ -250,7 +287,7 @@ std::filesystem::path default_report_dir() {
 }
 
 std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const std::filesystem::path& dir,
-                                                 std::string* error) {
+                                                 std::string* error, bool with_corpus_entry) {
   const std::string name = content_name(cx.workload);
   WrittenFiles files{dir / (safe_file_part(cx.implementation) + "-" + safe_file_part(cx.property) + "-" + name +
                             ".report.json"),
@@ -269,38 +306,23 @@ std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const
   };
   const std::string origin = "property " + cx.property + " failed on implementation " + cx.implementation +
                              (cx.seed ? " (seed " + std::to_string(*cx.seed) + ")" : std::string());
+  if (!with_corpus_entry) {
+    files.corpus_entry.clear();
+    return write(files.report, to_json(cx)) ? std::optional(files) : std::nullopt;
+  }
   if (!write(files.corpus_entry, corpus_entry(cx.workload, origin))) return std::nullopt;
   if (!write(files.report, to_json(cx, files))) return std::nullopt;
   return files;
 }
 
-std::optional<WrittenFiles> ReportSlot::write(const Counterexample& counterexample, std::string* error) {
+std::optional<WrittenFiles> ReportSlot::write(const Counterexample& counterexample, std::string* error, bool final) {
   const std::optional<WrittenFiles> previous = files_;
-  const bool previous_created = created_entry_;
-  const std::string name = content_name(counterexample.workload);
-  const bool entry_existed = std::filesystem::exists(dir_ / "corpus" / (name + ".json"));
-  files_ = write_counterexample(counterexample, dir_, error);
-  if (!files_) return files_;
-  if (previous && previous->corpus_entry != files_->corpus_entry) {
-    created_entry_ = !entry_existed;
-    std::error_code ignored;
-    if (previous_created) std::filesystem::remove(previous->corpus_entry, ignored);
-  } else if (!previous) {
-    created_entry_ = !entry_existed;
-  }
-  if (previous && previous->report != files_->report) {
+  files_ = write_counterexample(counterexample, dir_, error, final);
+  if (files_ && previous && previous->report != files_->report) {
     std::error_code ignored;
     std::filesystem::remove(previous->report, ignored);
   }
   return files_;
-}
-
-void ReportSlot::remove() {
-  if (!files_) return;
-  std::error_code ignored;
-  std::filesystem::remove(files_->report, ignored);
-  if (created_entry_) std::filesystem::remove(files_->corpus_entry, ignored);
-  files_.reset();
 }
 
 }  // namespace chunkmeta::harness

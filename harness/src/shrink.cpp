@@ -46,6 +46,22 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   std::vector<ShrinkStep> steps;
   const std::size_t rows = w.num_computed_tokens.size();
 
+  // A huge output (a row near 2^31 tokens at a small chunk size: tens of
+  // millions of chunks) makes every candidate cost seconds: first try emptying,
+  // then halving, the rows that hold most of it.
+  const auto sizes = output_sizes(view_of(w));
+  if (sizes.ok() && sizes.value().num_chunks() > kHugeOutputChunks) {
+    std::vector<std::size_t> order(rows);
+    for (std::size_t row = 0; row < rows; ++row) order[row] = row;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return new_tokens(w, a) > new_tokens(w, b); });
+    for (std::size_t k = 0; k < std::min<std::size_t>(order.size(), 4); ++k) {
+      const std::int64_t tokens = new_tokens(w, order[k]);
+      if (tokens == 0) break;
+      steps.push_back({Kind::cut_new_tokens, order[k], 0, 0});
+      if (tokens / 2 > 0) steps.push_back({Kind::cut_new_tokens, order[k], 0, tokens / 2});
+    }
+  }
+
   // Fewer rows: blocks of rows, rows/2, rows/4, ..., 1.
   for (std::size_t block = rows; block >= 1; block /= 2) {
     for (std::size_t first = 0; first + block <= rows; first += block) steps.push_back({Kind::remove_rows, first, block, 0});
@@ -56,8 +72,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   for (std::int64_t offset : towards(w.query_start_loc[0], 0)) steps.push_back({Kind::set_offset, 0, 0, offset});
 
   // Smaller chunk sizes, unless they would multiply the output.
-  const auto current = output_sizes(view_of(w));
-  const std::int64_t budget = std::max<std::int64_t>(4096, 4 * (current.ok() ? current.value().num_chunks() : 0));
+  const std::int64_t budget = std::max<std::int64_t>(4096, 4 * (sizes.ok() ? sizes.value().num_chunks() : 0));
   for (std::int64_t chunk : towards(w.chunk_size, 1)) {
     const ShrinkStep step{Kind::set_chunk_size, 0, 0, chunk};
     const auto sizes = output_sizes(view_of(apply(w, step)));
@@ -80,7 +95,8 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   using Kind = ShrinkStep::Kind;
   switch (step.kind) {
     case Kind::remove_rows: return without_rows(w, step.row, step.count);
-    case Kind::set_new_tokens: return with_new_tokens(w, step.row, step.value);
+    case Kind::set_new_tokens:
+    case Kind::cut_new_tokens: return with_new_tokens(w, step.row, step.value);
     case Kind::set_offset: {
       Workload shifted = w;
       for (auto& q : shifted.query_start_loc) q += step.value - w.query_start_loc[0];
@@ -107,6 +123,7 @@ std::vector<ShrinkStep> shrink_steps_resuming(const Workload& workload, const Sh
   const auto place = [](const ShrinkStep& step) {
     using Kind = ShrinkStep::Kind;
     switch (step.kind) {
+      case Kind::cut_new_tokens: return std::tuple<int, std::int64_t, std::int64_t>{-1, 0, 0};
       case Kind::remove_rows:
         return std::tuple<int, std::int64_t, std::int64_t>{0, -static_cast<std::int64_t>(step.count),
                                                            static_cast<std::int64_t>(step.row)};

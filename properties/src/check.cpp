@@ -62,11 +62,15 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
       if (options.write_reports) reported.files = harness::write_counterexample(*found, report_dir_of(options), &error);
     } else {
       detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
-      watch.on_failure(*found);
+      harness::Counterexample first = *found;
+      watch.on_failure(first);
       harness::ShrinkOptions shrink;
       shrink.stop_requested = [&watch] { return watch.should_stop(); };
       auto shrunk = harness::shrink_failure(found->workload, {impl}, found->property, shrink,
-                                            [&watch](const harness::Counterexample& smaller) { watch.on_failure(smaller); });
+                                            [&watch](const harness::Counterexample& smaller) {
+                                              harness::Counterexample copy = smaller;
+                                              watch.on_failure(copy);
+                                            });
       // It may not fail again (a flaky implementation): then the entry as found is the report.
       reported.counterexample = shrunk.empty() ? *found : std::move(shrunk.front());
       reported.files = watch.finish(reported.counterexample, &error);

@@ -155,6 +155,7 @@ void AnswerMemo::keep(const Workload& workload, const Answer& answer) {
     const auto& r = outcome->value();
     bytes += 4 * (r.cu_chunk_seqlen.size() + r.seq_idx.size() + r.last_chunk_indices.size());
   }
+  if (bytes > kLargestAnswerBytes) return;
   if (bytes_ + bytes > kBudgetBytes) {
     answers_.clear();
     bytes_ = 0;
@@ -221,7 +222,7 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
   std::optional<Prefetched> cache;
   if (options.prefetch && impl.compute_batch) cache = record_workloads(property, impl, params);
   detail::ShrinkWatch watch(options, impl.name + ", " + property.name);
-  running.on_failure = [&watch](const Counterexample& cx) { watch.on_failure(cx); };
+  running.on_failure = [&watch](Counterexample& cx) { watch.on_failure(cx); };
   const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result, watch);
   Tally tally;
   int generated = 0;
@@ -287,6 +288,8 @@ void add_round(PropertyResult& total, PropertyResult round) {
   if (round.passed && total.rounds > 0) round.seed = total.seed;
   total = std::move(round);
 }
+
+constexpr double kAfterMinimalShrinkSeconds = 10;
 
 // A failure whose counterexample (workload and behaviour) an earlier property
 // of the run already reported is listed once: it points to the earlier
@@ -382,6 +385,11 @@ SuiteResult run_suite(const Implementation& impl, const SuiteOptions& options) {
     }
     PropertyResult result = run_property(property, impl, share);
     if (!result.passed) merge_duplicate(result, suite.properties);
+    // Once the implementation has a minimal report, later failures are most
+    // likely the same bug: they get a short shrink budget, not a long wait.
+    if (result.counterexample && result.counterexample->status == harness::kMinimal)
+      share.shrink_budget_seconds = std::min(share.shrink_budget_seconds > 0 ? share.shrink_budget_seconds : kAfterMinimalShrinkSeconds,
+                                             kAfterMinimalShrinkSeconds);
     suite.properties.push_back(std::move(result));
     if (options.stop_at_first_failure && !suite.properties.back().passed) break;
     if (options.stop_requested && options.stop_requested()) break;

@@ -24,6 +24,7 @@ class AnswerMemo {
 
  private:
   static constexpr std::size_t kBudgetBytes = std::size_t{256} << 20;  // then it starts again empty
+  static constexpr std::size_t kLargestAnswerBytes = std::size_t{4} << 20;  // larger ones are not kept: copying costs too
   std::unordered_map<std::string, harness::Answer> answers_;
   std::size_t bytes_ = 0;
 };
@@ -35,7 +36,7 @@ struct RunningCase {
   // the last, so after a run this holds the smallest one found.
   std::optional<harness::Counterexample> latest_failure;
   // Told each failing case as it fails: the first, then each smaller one.
-  std::function<void(const harness::Counterexample&)> on_failure;
+  std::function<void(harness::Counterexample&)> on_failure;
   AnswerMemo* memo = nullptr;  // set by run_suite
 };
 

@@ -34,15 +34,15 @@ void ShrinkWatch::write(const harness::Counterexample& counterexample) {
   const auto start = Clock::now();
   if (slot_) {
     std::string ignored;  // an intermediate write that fails is retried by the next one, and the final one says why
-    slot_->write(counterexample, &ignored);
+    slot_->write(counterexample, &ignored, false);
   }
   last_write_ = Clock::now();
   write_gap_ = std::max<Clock::duration>(kWriteEvery, 10 * (last_write_ - start));
 }
 
-void ShrinkWatch::on_failure(const harness::Counterexample& counterexample) {
-  harness::Counterexample shrinking = counterexample;
-  shrinking.status = harness::kShrinking;
+void ShrinkWatch::on_failure(harness::Counterexample& counterexample) {
+  counterexample.status = harness::kShrinking;
+  const harness::Counterexample& shrinking = counterexample;
   const auto now = Clock::now();
   if (failures_++ == 0) {
     first_failure_ = now;
@@ -86,7 +86,7 @@ std::optional<harness::WrittenFiles> ShrinkWatch::finish(harness::Counterexample
   counterexample.status = stop_reason_.empty() || !failing() ? harness::kMinimal
                                                              : "not fully shrunk (" + stop_reason_ + ")";
   if (!slot_) return std::nullopt;
-  return slot_->write(counterexample, error);
+  return slot_->write(counterexample, error, true);
 }
 
 }  // namespace chunkmeta::properties::detail

@@ -20,8 +20,9 @@ class ShrinkWatch {
  public:
   ShrinkWatch(const SuiteOptions& options, std::string label);
 
-  // A failing case (the first, or a smaller one found while shrinking).
-  void on_failure(const harness::Counterexample& counterexample);
+  // A failing case (the first, or a smaller one found while shrinking): marked
+  // "shrinking" in place (its outputs may be huge: it is not copied) and written.
+  void on_failure(harness::Counterexample& counterexample);
   // Whether the run should end now; the first reason found is kept.
   bool should_stop();
   bool failing() const { return failures_ > 0; }

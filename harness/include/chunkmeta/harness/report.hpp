@@ -84,27 +84,26 @@ void abort_on_failure(const std::vector<Counterexample>& failures, std::span<con
 // $CHUNKMETA_REPORT_DIR, else ./chunkmeta-reports.
 std::filesystem::path default_report_dir();
 
-// Writes <dir>/<implementation>-<property>-<name>.report.json and
+// Writes <dir>/<implementation>-<property>-<name>.report.json and (unless
+// told not to: its "expected" can be huge, and a report replays too)
 // <dir>/corpus/<name>.json. Returns nullopt (and says why in `error`) on I/O failure.
 std::optional<WrittenFiles> write_counterexample(const Counterexample& counterexample,
-                                                 const std::filesystem::path& dir, std::string* error);
+                                                 const std::filesystem::path& dir, std::string* error,
+                                                 bool with_corpus_entry = true);
 
 // The files of one finding while it is being shrunk: each write replaces the
-// previous one's files, so the report dir always holds the smallest case so
-// far, and the last write is the final report.
+// previous one's report, so the report dir always holds the smallest case so
+// far. Only the final write (`final`) adds the corpus entry.
 class ReportSlot {
  public:
   explicit ReportSlot(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  std::optional<WrittenFiles> write(const Counterexample& counterexample, std::string* error);
+  std::optional<WrittenFiles> write(const Counterexample& counterexample, std::string* error, bool final);
   // The files of the latest write.
   const std::optional<WrittenFiles>& files() const { return files_; }
-  // Removes the report (and the corpus entry if this slot created it).
-  void remove();
 
  private:
   std::filesystem::path dir_;
   std::optional<WrittenFiles> files_;
-  bool created_entry_ = false;  // the corpus entry did not exist before this slot wrote it
 };
 
 }  // namespace chunkmeta::harness

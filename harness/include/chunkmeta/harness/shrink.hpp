@@ -15,14 +15,19 @@ namespace chunkmeta::harness {
 // small values; apply() builds the candidate only when it is tried, so a
 // 1024-row workload does not materialise thousands of copies at once.
 struct ShrinkStep {
-  enum class Kind { remove_rows, set_offset, set_chunk_size, set_computed, set_new_tokens };
+  // cut_new_tokens: set_new_tokens on a row holding much of a huge output, tried first.
+  enum class Kind { cut_new_tokens, remove_rows, set_offset, set_chunk_size, set_computed, set_new_tokens };
   Kind kind{};
   std::size_t row = 0;    // first row (remove_rows) or the row edited
   std::size_t count = 0;  // rows removed
   std::int64_t value = 0; // the new value
 };
 
-// Steps for a valid `workload`, most aggressive first: fewer rows (halves,
+// Outputs above this many chunks are cut down first (cut_new_tokens).
+inline constexpr std::int64_t kHugeOutputChunks = std::int64_t{1} << 20;
+
+// Steps for a valid `workload`, most aggressive first: for a huge output, the
+// biggest rows' new tokens emptied or halved; then fewer rows (halves,
 // then smaller blocks, then single rows), q[0] moved toward 0, a smaller chunk
 // size, then smaller computed tokens (same residue first) and fewer new tokens
 // per row. Each step strictly decreases (rows, q[0], C, computed, new tokens),

@@ -56,7 +56,8 @@ struct SuiteOptions {
   // generation and shrinking both stop there, keeping the smallest failure.
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Seconds one failure may spend shrinking before its smallest case so far is
-  // reported as "not fully shrunk" (0: no limit).
+  // reported as "not fully shrunk" (0: no limit). After a property of the
+  // implementation has a minimal report, later ones get at most 10 s.
   double shrink_budget_seconds = 60;
   // Told, as they happen, of failures found (written out at once, marked
   // "shrinking") and of a long shrink's progress.
