@@ -97,6 +97,14 @@ TEST(ResultLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
       R"({"cu_chunk_seqlen":[0],"seq_idx":[null],"last_chunk_indices":[]})",
       R"({"cu_chunk_seqlen":[0],"seq_idx":[true],"last_chunk_indices":[]})",
       R"( {"cu_chunk_seqlen" : [ 0 , 1 ] , "seq_idx":[0],"last_chunk_indices":[0]} )",
+      // Numbers the compact reader leaves to the others (JSON forbids some, others it would rather not read).
+      R"({"cu_chunk_seqlen":[01],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[-0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[1e3],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"id":007,"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"id":18446744073709551616,"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[0,],"seq_idx":[],"last_chunk_indices":[]})",
+      R"({"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[],})",
   };
   for (const auto& line : lines) expect_agreement(line);
   // Shapes the fast reader must leave to the DOM.

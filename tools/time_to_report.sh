@@ -39,8 +39,9 @@ measure() {
   while IFS= read -r line; do
     echo "$line" >> "$work/log"
     if [ -z "$first" ] && [[ "$line" =~ ^(FAILING|COUNTEREXAMPLE) ]]; then first=$(now); fi
-  done < <(timeout "$limit" "$cli" check --seed 20261202 --report-dir "$reports" "${corpus[@]}" "$@" 2>&1
-           echo "exit $?" > "$work/status")
+  done < <(code=0
+           timeout "$limit" "$cli" check --seed 20261202 --report-dir "$reports" "${corpus[@]}" "$@" 2>&1 || code=$?
+           echo "exit $code" > "$work/status")
   local end
   end=$(now)
   status=$(sed -n 's/^exit //p' "$work/status")

@@ -301,7 +301,93 @@ class ResultLineReader final : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
+// The compact line chunkmeta's own writers produce (result_line): no
+// whitespace, plain integers, each of the four keys at most once, in any
+// order. Anything else (including what it could read but would rather not,
+// such as -0 or a leading zero) is left to the SAX reader below, which is the
+// reference this is tested against.
+class CompactResultLine {
+ public:
+  explicit CompactResultLine(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  std::optional<ResultLine> read() {
+    ResultLine line;
+    unsigned seen = 0;
+    if (!take('{')) return std::nullopt;
+    for (bool first = true; !take('}'); first = false) {
+      if (!first && !take(',')) return std::nullopt;
+      const std::string_view key = read_key();
+      unsigned bit = 0;
+      if (key == "id") {
+        bit = 8;
+        std::uint64_t id = 0;
+        if (!read_unsigned(id)) return std::nullopt;
+        line.id = id;
+      } else if (key == "cu_chunk_seqlen") {
+        bit = 1;
+        if (!read_array(line.result.cu_chunk_seqlen)) return std::nullopt;
+      } else if (key == "seq_idx") {
+        bit = 2;
+        if (!read_array(line.result.seq_idx)) return std::nullopt;
+      } else if (key == "last_chunk_indices") {
+        bit = 4;
+        if (!read_array(line.result.last_chunk_indices)) return std::nullopt;
+      } else {
+        return std::nullopt;
+      }
+      if (seen & bit) return std::nullopt;
+      seen |= bit;
+    }
+    if (p_ != end_ || (seen & 7) != 7) return std::nullopt;
+    return line;
+  }
+
+ private:
+  bool take(char c) {
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+  std::string_view read_key() {
+    if (!take('"')) return {};
+    const char* start = p_;
+    while (p_ != end_ && *p_ != '"' && *p_ != '\\') ++p_;
+    const std::string_view key(start, static_cast<std::size_t>(p_ - start));
+    if (!take('"') || !take(':')) return {};
+    return key;
+  }
+  // Digits without a leading zero (a lone 0 is fine).
+  bool plain_digits(const char* start, const char* stop) const {
+    return stop > start && (*start != '0' || stop - start == 1);
+  }
+  bool read_unsigned(std::uint64_t& value) {
+    const auto [next, error] = std::from_chars(p_, end_, value);
+    if (error != std::errc() || !plain_digits(p_, next)) return false;
+    p_ = next;
+    return true;
+  }
+  bool read_array(std::vector<std::int32_t>& values) {
+    values.clear();  // a default ChunkMetadata is not empty
+    if (!take('[')) return false;
+    if (take(']')) return true;
+    do {
+      const bool negative = p_ != end_ && *p_ == '-';
+      std::int32_t value = 0;
+      const auto [next, error] = std::from_chars(p_, end_, value);
+      if (error != std::errc() || !plain_digits(p_ + (negative ? 1 : 0), next) || (negative && value == 0)) return false;
+      if (next != end_ && (*next == '.' || *next == 'e' || *next == 'E')) return false;
+      values.push_back(value);
+      p_ = next;
+    } while (take(','));
+    return take(']');
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
 std::optional<ResultLine> parse_result_line(std::string_view line) {
+  if (auto compact = CompactResultLine(line).read()) return compact;
   ResultLineReader reader;
   if (!Json::sax_parse(line, &reader) || !reader.complete()) return std::nullopt;
   return std::move(reader.line);
