@@ -72,7 +72,11 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   for (std::int64_t offset : towards(w.query_start_loc[0], 0)) steps.push_back({Kind::set_offset, 0, 0, offset});
 
   // Smaller chunk sizes, unless they would multiply the output.
-  const std::int64_t budget = std::max<std::int64_t>(4096, 4 * (sizes.ok() ? sizes.value().num_chunks() : 0));
+  // A smaller chunk size may multiply the chunks by 4 per step, but never past
+  // kHugeOutputChunks: repeated, 4x per step once took a 64-chunk failure to
+  // 42 million chunks, and seconds per candidate.
+  const std::int64_t current = sizes.ok() ? sizes.value().num_chunks() : 0;
+  const std::int64_t budget = std::min(std::max<std::int64_t>(4096, 4 * current), std::max(current, kHugeOutputChunks));
   for (std::int64_t chunk : towards(w.chunk_size, 1)) {
     const ShrinkStep step{Kind::set_chunk_size, 0, 0, chunk};
     const auto sizes = output_sizes(view_of(apply(w, step)));
