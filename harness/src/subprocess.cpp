@@ -178,18 +178,19 @@ struct Subprocess::State {
   static constexpr std::size_t kSpares = 2;
   std::deque<Child> spares;
 
-  // Sends the warm-up line to a new spare (best effort: a pipe of a fresh
+  // Sends the warm-up line to a new process (best effort: a pipe of a fresh
   // process has room for one short line).
   void send_warm_up(const Child& child) {
     const std::string line = request_line(next_id++, Workload{1, {0}, {0, 0}}) + '\n';
     if (write(child.to_child, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return;
   }
 
-  // Waits (at most the timeout) for the spare's answer to its warm-up and drops
-  // it. False if it never came: the spare is then of no use.
+  // Waits for a new process's answer to its warm-up (at most the timeout, and
+  // at least 30 s: start-up is not what the timeout is for) and drops it.
+  // False if it never came.
   bool warmed_up(Child& child) {
     std::string got;
-    const auto deadline = Clock::now() + std::chrono::duration<double>(options.timeout_seconds);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(std::max(options.timeout_seconds, 30.0));
     while (got.find('\n') == std::string::npos) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return false;
@@ -212,8 +213,10 @@ struct Subprocess::State {
     for (int fd : {child.to_child, child.from_child, child.errors}) close(fd);
   }
 
-  // A restarted process (after a crash or a kill) takes its first workload only
-  // once warm, so its start-up never counts against a workload as a hang.
+  // Every process takes its first workload only once warm, so its start-up
+  // (an interpreter, torch: seconds, more on a loaded machine) never counts
+  // against a workload as a hang. One that does not answer the warm-up is
+  // started again without it, its first answer then getting the whole timeout.
   void start() {
     const bool restart = stats.starts > 0;
     std::optional<Child> child;
@@ -222,14 +225,14 @@ struct Subprocess::State {
       spares.pop_front();
     } else {
       child = spawn();
-      if (child && restart) send_warm_up(*child);
+      if (child) send_warm_up(*child);
     }
     bool warm = false;
-    if (child && restart) {
+    if (child) {
       warm = warmed_up(*child);
       if (!warm) {
         discard(*child);
-        child = spawn();  // its first answer then gets the whole timeout
+        child = spawn();
       }
     }
     if (!child) return;
