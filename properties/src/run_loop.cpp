@@ -51,6 +51,7 @@ std::string replace_all(std::string text, const std::string& from, const std::st
     text.replace(at, from.size(), to);
   return text;
 }
+
 // RapidCheck's configuration (RC_PARAMS), read once without the "Using
 // configuration: seed=..." line RapidCheck prints on stderr: that seed is not
 // the one used when the caller gives its own, and the summary names the one used.
