@@ -89,6 +89,14 @@ TEST(PythonAdapter, VerifiesThePurePythonReferenceProcedureWithTorchTensors) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
+// The counterexample reports in `dir` (not its corpus entries).
+std::vector<fs::path> report_files(const fs::path& dir) {
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().string().ends_with(".report.json")) found.push_back(entry.path());
+  return found;
+}
+
 // Each misbehaviour is a finding of the workload that caused it, shrunk to
 // the two rows that trigger it, with a report; never a stuck or crashed run.
 struct Misbehaving {
@@ -114,9 +122,7 @@ TEST_P(MisbehavingImplementation, IsReportedAsAShrunkFindingOfTwoRows) {
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_NE(run.out.find("finding:   " + m.kind), std::string::npos) << run.out;
 
-  std::vector<fs::path> found;
-  for (const auto& entry : fs::directory_iterator(reports))
-    if (entry.path().string().ends_with(".report.json")) found.push_back(entry.path());
+  const std::vector<fs::path> found = report_files(reports);
   ASSERT_EQ(found.size(), 1u) << run.out;
   const Json report = Json::parse(slurp(found.front()));
   EXPECT_EQ(report["finding"], m.kind) << report.dump(2);
@@ -167,9 +173,7 @@ TEST_P(MisbehavingImplementation, IsReportedOnceWhenInterruptedWhileShrinking) {
   EXPECT_NE(run.out.find("NOT VERIFIED"), std::string::npos) << run.out;
 
   // Exactly one report: the smallest case when the interrupt came, labelled as such.
-  std::vector<fs::path> found;
-  for (const auto& entry : fs::directory_iterator(reports))
-    if (entry.path().string().ends_with(".report.json")) found.push_back(entry.path());
+  const std::vector<fs::path> found = report_files(reports);
   ASSERT_EQ(found.size(), 1u) << run.out;
   const Json report = Json::parse(slurp(found.front()));
   EXPECT_EQ(report["finding"], m.kind) << report.dump(2);

@@ -162,7 +162,6 @@ Shrunk shrink_batched(Workload workload,
       batch.clear();
       for (std::size_t i = next; i < std::min(steps.size(), next + size); ++i) batch.push_back(apply(workload, steps[i]));
       const auto failing = first_failing(batch);
-      result.candidates += static_cast<long long>(failing ? *failing + 1 : batch.size());
       if (failing) {
         taken = steps[next + *failing];
         workload = std::move(batch[*failing]);
@@ -176,19 +175,6 @@ Shrunk shrink_batched(Workload workload,
   result.workload = std::move(workload);
   result.minimal = true;
   return result;
-}
-
-Workload shrink_while(Workload workload, const std::function<bool(const Workload&)>& still_fails) {
-  ShrinkOptions one_at_a_time;
-  one_at_a_time.max_batch = 1;
-  return shrink_batched(
-             std::move(workload),
-             [&](std::span<const Workload> candidates) -> std::optional<std::size_t> {
-               if (still_fails(candidates.front())) return 0;
-               return std::nullopt;
-             },
-             one_at_a_time)
-      .workload;
 }
 
 }  // namespace chunkmeta::harness

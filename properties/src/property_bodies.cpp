@@ -36,7 +36,7 @@ Counterexample counterexample(const Implementation& impl, const Workload& w, Fin
   return cx;
 }
 
-// --- Dependent generators for the metamorphic relations (built with mapcat). ---
+// --- Generators for the metamorphic relations (dependent values built with mapcat). ---
 
 struct SplitCase {
   Workload workload;

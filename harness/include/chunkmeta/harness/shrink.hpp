@@ -51,7 +51,6 @@ std::vector<ShrinkStep> shrink_steps_resuming(const Workload& workload, const Sh
 struct Shrunk {
   Workload workload;          // the smallest failing workload reached
   bool minimal = false;       // no step of it fails (false: stopped early)
-  long long candidates = 0;   // candidates judged
   int accepted = 0;           // steps taken
 };
 
@@ -73,8 +72,5 @@ struct ShrinkOptions {
 Shrunk shrink_batched(Workload workload,
                       const std::function<std::optional<std::size_t>(std::span<const Workload>)>& first_failing,
                       const ShrinkOptions& options = {});
-
-// One candidate at a time, for predicates that cannot batch.
-Workload shrink_while(Workload workload, const std::function<bool(const Workload&)>& still_fails);
 
 }  // namespace chunkmeta::harness
