@@ -1,100 +1,14 @@
-// Production implementation: one pass over the rows validates the sequence
-// rule, counts each row's chunks in closed form and writes them, after a
-// branch-free (vectorised) scan of the value rules.
+// Production implementation: a branch-free (vectorised) scan of the value
+// rules, then the row pass (write_rows.hpp), which checks the sequence rule,
+// counts each row's chunks in closed form and writes them.
 #include <algorithm>
 
 #include "checked_sizes.hpp"
 #include "chunkmeta/chunkmeta.hpp"
-#include "row_math.hpp"
+#include "write_rows.hpp"
 
 namespace chunkmeta {
 namespace {
-
-// Rows with at most kBlock (or kWideBlock) body chunks are written with
-// fixed-length, branch-free stores while the buffers have room for them; the
-// entries past the row's own are scratch that the following rows overwrite.
-constexpr std::uint32_t kBlock = 8;
-constexpr std::uint32_t kWideBlock = 32;
-
-// Writes a row's head slot and `Width` body slots, of which the row owns
-// has_head + body_chunks; `lane` holds j*C.
-template <std::uint32_t Width>
-void write_block(std::int32_t* cu, std::int32_t* seq, std::int64_t k, const detail::RowCut& cut, std::uint32_t pos,
-                 std::int32_t row, const std::uint32_t* lane) noexcept {
-  cu[k] = static_cast<std::int32_t>(pos);
-  seq[k] = row;
-  const std::int64_t body = k + cut.has_head;
-  const std::uint32_t body_start = pos + cut.head_length;
-  for (std::uint32_t j = 0; j < Width; ++j) cu[body + j] = static_cast<std::int32_t>(body_start + lane[j]);
-  for (std::uint32_t j = 0; j < Width; ++j) seq[body + j] = row;
-}
-
-// Where the rows go: `room` chunk slots in both cu and seq, cu_size entries
-// in cu (its closing entry needs one past the chunks), and last_chunk_indices
-// if it holds B entries.
-struct Destination {
-  std::int32_t* cu;
-  std::int32_t* seq;
-  std::int32_t* last;
-  std::int64_t room;
-  std::int64_t cu_size;
-  bool last_fits;
-};
-
-struct RowsWritten {
-  std::int64_t chunks = 0;
-  bool sequence_too_long = false;  // some row has c_i + n_i > 2^31-1
-  bool overflowed = false;         // some row did not fit in `room`
-};
-
-// For a workload whose shape and values are valid. Positions are 32-bit:
-// every one is <= q[B]-q[0] <= 2^31-1.
-template <typename Int>
-RowsWritten write_rows(const BasicWorkloadView<Int>& workload, const Destination& out) noexcept {
-  const detail::Divisor chunk(static_cast<std::uint32_t>(workload.chunk_size));
-  const std::size_t rows = workload.num_computed_tokens.size();
-  const Int* computed = workload.num_computed_tokens.data();
-  const Int* starts = workload.query_start_loc.data();
-  std::int32_t* const cu = out.cu;
-  std::int32_t* const seq = out.seq;
-  // j*C for the block stores (wrapping is harmless: lanes past a row's own are scratch).
-  std::uint32_t lane[kWideBlock];
-  for (std::uint32_t j = 0; j < kWideBlock; ++j) lane[j] = j * chunk.divisor();
-  RowsWritten result;
-  std::int64_t k = 0;  // chunks so far: chunk k starts at cu[k] and belongs to row seq[k]
-  std::uint32_t pos = 0;
-  for (std::size_t i = 0; i < rows; ++i) {
-    const auto c = static_cast<std::uint32_t>(computed[i]);
-    const auto n = static_cast<std::uint32_t>(starts[i + 1] - starts[i]);
-    result.sequence_too_long |= std::uint64_t{c} + n > static_cast<std::uint64_t>(kMaxValue);
-    const detail::RowCut cut = detail::cut_row(c, n, chunk);
-    const auto row = static_cast<std::int32_t>(i);
-    // The head (if any) starts at pos; body chunk j starts at pos + head + j*C.
-    if (cut.body_chunks <= kBlock && k + 1 + kBlock <= out.room) {
-      write_block<kBlock>(cu, seq, k, cut, pos, row, lane);
-    } else if (cut.body_chunks <= kWideBlock && k + 1 + kWideBlock <= out.room) {
-      write_block<kWideBlock>(cu, seq, k, cut, pos, row, lane);
-    } else if (k + cut.chunks() <= out.room) {
-      if (cut.has_head != 0) {
-        cu[k] = static_cast<std::int32_t>(pos);
-        seq[k] = row;
-      }
-      const std::int64_t body = k + cut.has_head;
-      const std::uint32_t body_start = pos + cut.head_length;
-      for (std::uint32_t j = 0; j < cut.body_chunks; ++j)
-        cu[body + j] = static_cast<std::int32_t>(body_start + j * chunk.divisor());
-      std::fill_n(seq + body, cut.body_chunks, row);
-    } else {
-      result.overflowed = true;  // keep counting: the error reports the size needed
-    }
-    k += cut.chunks();
-    pos += n;
-    if (out.last_fits) out.last[i] = static_cast<std::int32_t>(k - 1);
-  }
-  if (k < out.cu_size && !result.overflowed) cu[k] = static_cast<std::int32_t>(pos);
-  result.chunks = k;
-  return result;
-}
 
 // Rules 1-4 (shape and values); write_rows checks rule 5 as it goes.
 template <typename Int>
@@ -114,10 +28,10 @@ Result<OutputSizes> write_checked(const BasicWorkloadView<Int>& workload, const 
   const auto cu_size = static_cast<std::int64_t>(out.cu_chunk_seqlen.size());
   const auto seq_size = static_cast<std::int64_t>(out.seq_idx.size());
   const auto last_size = static_cast<std::int64_t>(out.last_chunk_indices.size());
-  const Destination destination{out.cu_chunk_seqlen.data(), out.seq_idx.data(), out.last_chunk_indices.data(),
+  const detail::Destination destination{out.cu_chunk_seqlen.data(), out.seq_idx.data(), out.last_chunk_indices.data(),
                                 std::max<std::int64_t>(0, std::min(cu_size - 1, seq_size)), cu_size,
                                 last_size >= rows};
-  const RowsWritten written = write_rows(workload, destination);
+  const detail::RowsWritten written = detail::write_rows(workload, destination);
   if (written.sequence_too_long) return detail::first_broken_rule(workload);
   const std::int64_t chunks = written.chunks;
   if (chunks > detail::chunk_cap(limits)) return detail::output_too_large(chunks, detail::chunk_cap(limits));

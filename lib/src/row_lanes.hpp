@@ -1,0 +1,148 @@
+// The per-row cut of a block of rows, computed for many rows per instruction.
+// Only the chunk count's prefix sum is serial; what this file computes is
+// independent per row, so it runs as its own pass in vector lanes (GCC/Clang
+// vector extensions: portable source, instructions chosen for the target).
+// Included by each kernel's translation unit inside its own namespace
+// (CHUNKMETA_KERNEL_ISA), so copies built for different instruction sets
+// never meet at link time. kernel_test checks it against cut_row.
+#pragma once
+
+#ifndef CHUNKMETA_KERNEL_ISA
+#error "include row_lanes.hpp from a kernel translation unit that defines CHUNKMETA_KERNEL_ISA"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace chunkmeta::detail::CHUNKMETA_KERNEL_ISA {
+
+using U32x8 = std::uint32_t __attribute__((vector_size(32)));
+using I32x8 = std::int32_t __attribute__((vector_size(32)));
+using U32x4 = std::uint32_t __attribute__((vector_size(16)));
+using I32x4 = std::int32_t __attribute__((vector_size(16)));
+using F64x4 = double __attribute__((vector_size(32)));
+
+inline constexpr std::size_t kLanes = 8;
+
+// Unaligned vector load and store (memcpy is how the standard spells them).
+template <typename V, typename T>
+inline V load_lanes(const T* from) noexcept {
+  V v;
+  std::memcpy(&v, from, sizeof v);
+  return v;
+}
+template <typename T, typename V>
+inline void store_lanes(T* to, const V& v) noexcept {
+  std::memcpy(to, &v, sizeof v);
+}
+
+// Lane-wise `mask ? a : b` for a comparison's all-ones/zero mask (spelled
+// with bit operations: Clang and GCC differ on the vector ?: operator).
+template <typename V, typename Mask>
+inline V select(Mask mask, V a, V b) noexcept {
+  const V bits = reinterpret_cast<V>(mask);
+  return (a & bits) | (b & ~bits);
+}
+
+// floor(x / d) for 32-bit lanes and a divisor d >= 3 (so every quotient fits
+// in 31 bits). The double product x * fl(1/d) is (x/d)(1 + e), |e| <= 2^-52,
+// and x/d < 2^32/d, so it is off by less than 2^-20/d + 2^-52 < 1/d, the
+// distance from x/d up to the next integer when x/d is not one: truncating
+// it never overshoots, and undershoots by one only when x/d is an integer
+// and the product lands just below it. The exact remainder in double (every
+// value is an integer below 2^53) catches that case.
+class LaneDivisor {
+ public:
+  explicit LaneDivisor(std::uint32_t divisor) noexcept
+      : divisor_(static_cast<double>(divisor)), inverse_(1.0 / static_cast<double>(divisor)) {}
+
+  U32x8 quotient(U32x8 x) const noexcept {
+    const U32x4 low = quotient4(__builtin_shufflevector(x, x, 0, 1, 2, 3));
+    const U32x4 high = quotient4(__builtin_shufflevector(x, x, 4, 5, 6, 7));
+    return __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7);
+  }
+
+ private:
+  U32x4 quotient4(U32x4 x) const noexcept {
+    // Unsigned to double through the signed conversion: flip the top bit, add 2^31 back.
+    const auto flipped = reinterpret_cast<I32x4>(x ^ 0x80000000u);
+    const F64x4 value = __builtin_convertvector(flipped, F64x4) + 2147483648.0;
+    const I32x4 guess = __builtin_convertvector(value * inverse_, I32x4);
+    const F64x4 remainder = value - __builtin_convertvector(guess, F64x4) * divisor_;
+    const I32x4 low = __builtin_convertvector(remainder >= divisor_, I32x4);  // -1 where guess is one too low
+    return reinterpret_cast<U32x4>(guess - low);
+  }
+
+  double divisor_;
+  double inverse_;
+};
+
+// What the writes need of each row of a block: its chunk count, and `base`,
+// the wrapped 32-bit value pos + head - has_head*C. Chunk j of the row starts
+// at base + j*C, except a head chunk, which starts at pos: the formula puts
+// it below pos (head < C), so max(pos, base + j*C) is right for every j.
+template <std::size_t Rows>
+struct RowPlan {
+  static_assert(Rows % kLanes == 0);
+  alignas(32) std::uint32_t computed[Rows];
+  alignas(32) std::uint32_t new_tokens[Rows];
+  alignas(32) std::uint32_t pos[Rows];
+  alignas(32) std::uint32_t chunks[Rows];
+  alignas(32) std::uint32_t base[Rows];
+};
+
+// The chunk size as the lanes need it: a shift and mask for powers of two
+// (engines' chunk sizes), the double-precision divisor otherwise.
+class LaneChunk {
+ public:
+  explicit LaneChunk(std::uint32_t chunk) noexcept
+      : chunk_(chunk),
+        power_of_two_((chunk & (chunk - 1)) == 0),  // not has_single_bit: no popcount call on baseline x86-64
+        shift_(static_cast<std::uint32_t>(__builtin_ctz(chunk | 0x80000000u))),
+        divisor_(chunk) {}
+
+  // Plans the first `count` rows (a multiple of kLanes) from their computed
+  // tokens, new tokens and positions, each in [0, 2^31-1], and returns the
+  // largest chunk count among them.
+  template <std::size_t Rows>
+  std::uint32_t cut(RowPlan<Rows>& plan, std::size_t count) const noexcept {
+    if (power_of_two_) {
+      return cut_lanes(plan, count, [this](U32x8 x) { return x >> shift_; },
+                       [this](U32x8 x) { return x & (chunk_ - 1); });
+    }
+    return cut_lanes(plan, count, [this](U32x8 x) { return divisor_.quotient(x); },
+                     [this](U32x8 x) { return x - divisor_.quotient(x) * chunk_; });
+  }
+
+ private:
+  // cut_row's steps (row_math.hpp), kLanes rows at a time.
+  template <std::size_t Rows, typename Quotient, typename Remainder>
+  std::uint32_t cut_lanes(RowPlan<Rows>& plan, std::size_t count, Quotient quotient,
+                          Remainder remainder) const noexcept {
+    U32x8 most{};
+    for (std::size_t i = 0; i < count; i += kLanes) {
+      const auto c = load_lanes<U32x8>(plan.computed + i);
+      const auto n = load_lanes<U32x8>(plan.new_tokens + i);
+      const auto pos = load_lanes<U32x8>(plan.pos + i);
+      const U32x8 misalignment = remainder(c);
+      const auto misaligned = reinterpret_cast<U32x8>(misalignment != 0);  // all ones or zero
+      const U32x8 gap = (chunk_ - misalignment) & misaligned;
+      const U32x8 head = select(n < gap, n, gap);
+      const U32x8 chunks = (misaligned & 1u) + quotient(n - head + (chunk_ - 1));
+      store_lanes(plan.chunks + i, chunks);
+      store_lanes(plan.base + i, pos + head - (chunk_ & misaligned));
+      most = select(chunks > most, chunks, most);
+    }
+    std::uint32_t largest = 0;
+    for (std::size_t j = 0; j < kLanes; ++j) largest = most[j] > largest ? most[j] : largest;
+    return largest;
+  }
+
+  std::uint32_t chunk_;
+  bool power_of_two_;
+  std::uint32_t shift_;
+  LaneDivisor divisor_;
+};
+
+}  // namespace chunkmeta::detail::CHUNKMETA_KERNEL_ISA
