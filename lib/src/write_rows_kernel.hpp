@@ -1,10 +1,9 @@
 // The row pass (see write_rows.hpp), a block of rows at a time: copy the
 // block's inputs as 32-bit values, plan it in vector lanes (row_lanes.hpp),
 // run the one serial step (the prefix sum of chunk counts, which also gives
-// last_chunk_indices), then write. Where every row of the block has at most
-// 4 (or 16) chunks and the buffers have room, the writes are fixed-length
-// vector stores with no branch per row; the entries past a row's own are
-// scratch that the following rows overwrite.
+// last_chunk_indices), then write in whole vector stores where the buffers
+// have room; the entries past a row's own are scratch that the following
+// rows overwrite.
 #pragma once
 
 #include <cstddef>
@@ -20,35 +19,33 @@ namespace chunkmeta::detail::CHUNKMETA_KERNEL_ISA {
 
 inline constexpr std::size_t kBlockRows = 256;  // the plan lives on the stack: fast_into allocates nothing
 inline constexpr std::size_t kNarrowLanes = 4;
-inline constexpr std::size_t kWideLanes = 16;
 
 class RowWriter {
  public:
-  explicit RowWriter(std::uint32_t chunk) noexcept : chunk_(chunk) {
-    for (std::uint32_t j = 0; j < 8; ++j) {
-      for (std::uint32_t v = 0; v < kWideLanes / 8; ++v) offsets_[v][j] = (8 * v + j) * chunk;  // wraps: scratch lanes only
-    }
+  explicit RowWriter(std::uint32_t chunk) noexcept : chunk_(chunk), group_step_(8 * chunk) {
+    for (std::uint32_t j = 0; j < 8; ++j) offsets_[j] = j * chunk;  // wraps: scratch lanes only
   }
 
-  // Lanes chunk slots from k: max(pos, base + j*C) and the row. Real entries
-  // are at most 2^31-1, so wrapping 32-bit arithmetic is exact for them.
-  template <std::size_t Lanes>
-  void write(std::int32_t* cu, std::int32_t* seq, std::int64_t k, std::uint32_t pos, std::uint32_t base,
-             std::int32_t row) const noexcept {
-    if constexpr (Lanes == 4) {
-      const I32x4 start = I32x4{} + static_cast<std::int32_t>(pos);
-      const auto at = reinterpret_cast<I32x4>(__builtin_shufflevector(offsets_[0], offsets_[0], 0, 1, 2, 3) + base);
-      store_lanes(cu + k, select(at < start, start, at));
-      store_lanes(seq + k, I32x4{} + row);
-    } else {
-      static_assert(Lanes % 8 == 0);
-      const I32x8 start = I32x8{} + static_cast<std::int32_t>(pos);
-      const I32x8 rows = I32x8{} + row;
-      for (std::size_t v = 0; v < Lanes / 8; ++v) {
-        const auto at = reinterpret_cast<I32x8>(offsets_[v] + base);
-        store_lanes(cu + k + 8 * v, select(at < start, start, at));
-        store_lanes(seq + k + 8 * v, rows);
-      }
+  // Chunk slots from k in whole stores (4 lanes, or 8 lanes times `groups`):
+  // max(pos, base + j*C) and the row. Real entries are at most 2^31-1, so
+  // wrapping 32-bit arithmetic is exact for them.
+  void write_narrow(std::int32_t* cu, std::int32_t* seq, std::int64_t k, std::uint32_t pos, std::uint32_t base,
+                    std::int32_t row) const noexcept {
+    const I32x4 start = I32x4{} + static_cast<std::int32_t>(pos);
+    const auto at = reinterpret_cast<I32x4>(__builtin_shufflevector(offsets_, offsets_, 0, 1, 2, 3) + base);
+    store_lanes(cu + k, select(at < start, start, at));
+    store_lanes(seq + k, I32x4{} + row);
+  }
+  void write_groups(std::int32_t* cu, std::int32_t* seq, std::int64_t k, std::uint32_t pos, std::uint32_t base,
+                    std::int32_t row, std::uint32_t groups) const noexcept {
+    const I32x8 start = I32x8{} + static_cast<std::int32_t>(pos);
+    const I32x8 rows = I32x8{} + row;
+    U32x8 at = offsets_ + base;
+    for (std::uint32_t v = 0; v < groups; ++v) {
+      const auto value = reinterpret_cast<I32x8>(at);
+      store_lanes(cu + k + 8 * v, select(value < start, start, value));
+      store_lanes(seq + k + 8 * v, rows);
+      at += group_step_;
     }
   }
 
@@ -65,7 +62,8 @@ class RowWriter {
 
  private:
   std::uint32_t chunk_;
-  U32x8 offsets_[kWideLanes / 8];  // j * C for lane j
+  std::uint32_t group_step_;
+  U32x8 offsets_;  // j * C for lane j
 };
 
 template <typename Int>
@@ -110,30 +108,36 @@ RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcep
         last[first + i] = static_cast<std::int32_t>(first_chunk[i] + plan.chunks[i] - 1);
     }
 
-    // Fixed-length stores for the rows they fit (first_chunk only grows, so
-    // those are a prefix of the block), exact writes for the rest.
-    const std::size_t lanes_needed = most_chunks <= kNarrowLanes ? kNarrowLanes : kWideLanes;
-    std::size_t fixed = most_chunks <= kWideLanes ? count : 0;
-    while (fixed > 0 && first_chunk[fixed - 1] + static_cast<std::int64_t>(lanes_needed) > room) --fixed;
-    if (lanes_needed == kNarrowLanes) {
-      for (std::size_t i = 0; i < fixed; ++i)
-        writer.write<kNarrowLanes>(cu, seq, first_chunk[i], plan.pos[i], plan.base[i],
-                                   static_cast<std::int32_t>(first + i));
+    // Whole-vector stores for the rows they fit (first_chunk only grows, so
+    // those are a prefix of the block), exact writes for the rest. A block of
+    // rows with at most 4 chunks each takes one 4-lane store per row and
+    // array, with no branch per row.
+    if (most_chunks <= kNarrowLanes) {
+      std::size_t fits = count;
+      while (fits > 0 && first_chunk[fits - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --fits;
+      for (std::size_t i = 0; i < fits; ++i)
+        writer.write_narrow(cu, seq, first_chunk[i], plan.pos[i], plan.base[i], static_cast<std::int32_t>(first + i));
+      for (std::size_t i = fits; i < count; ++i) {
+        if (first_chunk[i] + plan.chunks[i] <= room) {
+          writer.write_exact(cu, seq, first_chunk[i], plan.pos[i], plan.base[i], plan.chunks[i],
+                             static_cast<std::int32_t>(first + i));
+        } else {
+          overflowed = true;  // keep counting: the error reports the size needed
+        }
+      }
     } else {
-      for (std::size_t i = 0; i < fixed; ++i)
-        writer.write<kWideLanes>(cu, seq, first_chunk[i], plan.pos[i], plan.base[i],
-                                 static_cast<std::int32_t>(first + i));
-    }
-    for (std::size_t i = fixed; i < count; ++i) {
-      const std::int64_t at = first_chunk[i];
-      const std::uint32_t chunks = plan.chunks[i];
-      const auto row = static_cast<std::int32_t>(first + i);
-      if (chunks <= kWideLanes && at + static_cast<std::int64_t>(kWideLanes) <= room) {
-        writer.write<kWideLanes>(cu, seq, at, plan.pos[i], plan.base[i], row);
-      } else if (at + chunks <= room) {
-        writer.write_exact(cu, seq, at, plan.pos[i], plan.base[i], chunks, row);
-      } else {
-        overflowed = true;  // keep counting: the error reports the size needed
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::int64_t at = first_chunk[i];
+        const std::uint32_t chunks = plan.chunks[i];
+        const std::uint32_t groups = (chunks + 7) / 8;
+        const auto row = static_cast<std::int32_t>(first + i);
+        if (at + 8 * std::int64_t{groups} <= room) {
+          writer.write_groups(cu, seq, at, plan.pos[i], plan.base[i], row, groups);
+        } else if (at + chunks <= room) {
+          writer.write_exact(cu, seq, at, plan.pos[i], plan.base[i], chunks, row);
+        } else {
+          overflowed = true;  // keep counting: the error reports the size needed
+        }
       }
     }
   }
