@@ -11,6 +11,10 @@ if(CHUNKMETA_SANITIZERS)
   target_compile_options(chunkmeta_project_options INTERFACE -fsanitize=${CHUNKMETA_SANITIZERS}
                          -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(chunkmeta_project_options INTERFACE -fsanitize=${CHUNKMETA_SANITIZERS})
+  if(CHUNKMETA_SANITIZERS MATCHES "fuzzer" AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(chunkmeta_project_options INTERFACE
+                           -fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/fuzz/coverage_ignorelist.txt)
+  endif()
 endif()
 
 if(CHUNKMETA_COVERAGE)

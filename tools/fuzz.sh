@@ -36,9 +36,19 @@ for target in "${targets[@]}"; do
     > "$work/$target/fuzz.log" 2>&1
   set -e
   cat fuzz-*.log >> "$work/$target/fuzz.log" 2>/dev/null && rm -f fuzz-*.log
-  grep -h "stat::number_of_executed_units\|stat::average_exec_per_sec" "$work/$target/fuzz.log" |
-    awk -v t="$target" '/executed_units/ {runs += $2} /exec_per_sec/ {rate += $2}
-         END {printf "%s: %d executions, %d exec/s summed over jobs\n", t, runs, rate}'
+  # Per process (the figure that matters under ASan) and summed; coverage
+  # features at start (INITED) and end (DONE), as new features per minute.
+  awk -v t="$target" -v s="$seconds" '
+      /stat::number_of_executed_units/ {runs += $2}
+      /stat::average_exec_per_sec/ {rate += $2; procs++}
+      / INITED / {for (i = 1; i < NF; i++) if ($i == "ft:") {start += $(i + 1); inits++}}
+      / DONE / {for (i = 1; i < NF; i++) if ($i == "ft:") {end += $(i + 1); dones++}}
+      END {
+        printf "%s: %d executions, %d exec/s per process (%d summed over %d jobs)\n", t, runs,
+               procs ? rate / procs : 0, rate, procs
+        if (inits && dones) printf "%s: coverage features %d -> %d per process, %.1f new per minute\n", t,
+               start / inits, end / dones, (end / dones - start / inits) * 60 / s
+      }' "$work/$target/fuzz.log"
 
   # Keep only inputs that add coverage.
   "$fuzzer" -merge=1 "$corpus" "$new" > "$work/$target/merge.log" 2>&1

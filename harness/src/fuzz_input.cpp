@@ -8,8 +8,8 @@
 namespace chunkmeta::harness {
 namespace {
 
-constexpr std::int64_t kMaxDecodedChunks = 1024;
-constexpr std::size_t kMaxDecodedRows = 256;
+constexpr std::int64_t kMaxDecodedChunks = 256;
+constexpr std::size_t kMaxDecodedRows = 64;
 
 class Reader {
  public:

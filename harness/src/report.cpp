@@ -207,17 +207,21 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   return os.str();
 }
 
-std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
-                                      const std::string& property) {
+namespace {
+
+// check_all's body over any sequence of implementations.
+template <typename Implementations>
+std::vector<Counterexample> check_each(const Workload& workload, const Implementations& implementations,
+                                       std::string_view property, bool reference_invariants = true) {
   std::vector<Counterexample> failures;
   const Outcome expected = reference(workload);
   const std::optional<InvariantViolation> expected_violation =
-      expected.ok() ? check_invariants(workload, expected.value()) : std::nullopt;
+      expected.ok() && reference_invariants ? check_invariants(workload, expected.value()) : std::nullopt;
   // An implementation that takes valid workloads only (an engine function) is
   // sent none the reference refuses: invalid input is outside its contract, and
   // a workload above the library's size cap has no answer to compare with.
   const bool refused = !expected.ok();
-  for (const auto& implementation : implementations) {
+  for (const Implementation& implementation : implementations) {
     if (refused && !implementation.rejects_invalid_input) continue;
     if (auto finding = judge(workload, implementation.compute(workload), expected, &expected_violation)) {
       Counterexample cx;
@@ -229,6 +233,18 @@ std::vector<Counterexample> check_all(const Workload& workload, const std::vecto
     }
   }
   return failures;
+}
+
+}  // namespace
+
+std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
+                                      const std::string& property) {
+  return check_each(workload, implementations, property);
+}
+
+std::vector<Counterexample> check_one(const Workload& workload, const Implementation& implementation,
+                                      std::string_view property, bool reference_invariants) {
+  return check_each(workload, std::span<const Implementation>(&implementation, 1), property, reference_invariants);
 }
 
 std::vector<Counterexample> shrink_failure(const Workload& found, const std::vector<Implementation>& implementations,

@@ -64,6 +64,13 @@ std::string render(const Counterexample& counterexample, const std::optional<Wri
 // labelled with `property` (e.g. "replay x.json", "fuzz differential").
 std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
                                       const std::string& property);
+// The same for one implementation, for the fuzz target's one call per
+// execution. With `reference_invariants` false, an answer equal to the
+// reference's is not checked against the SPEC invariants again: they are the
+// reference's own verdict, which executions that pick the reference check.
+// A differing answer is always checked (its report names the broken rule).
+std::vector<Counterexample> check_one(const Workload& workload, const Implementation& implementation,
+                                      std::string_view property, bool reference_invariants);
 
 // A failing workload (a fuzz finding, a failing corpus entry) shrunk while an
 // implementation still fails on it the way it did (the same kind of finding;
