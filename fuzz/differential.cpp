@@ -1,4 +1,4 @@
-// Differential target: bytes -> a valid workload (at most 1,024 chunks) ->
+// Differential target: bytes -> a valid workload (at most 256 chunks) ->
 // one implementation, picked by the input's first byte (the workload decoder
 // leaves it unread), judged by the oracle (harness::judge). Each execution:
 //   - runs the reference and the picked implementation on the workload;

@@ -11,12 +11,13 @@
 
 namespace chunkmeta::harness {
 
-// Valid workloads from any bytes (the differential target). Format: a version
-// byte, then (tag, LEB128 value) pairs: chunk size, q[0], then per row
+// Valid workloads from any bytes (the differential target). Format: a byte
+// the decoder skips (the differential target picks its implementation by
+// it), then (tag, LEB128 value) pairs: chunk size, q[0], then per row
 // computed tokens and new tokens. Tags pick a transform that puts edge values
 // one mutation away (2^31-1 - v, multiples of C, the realigning gap, the room
 // left below 2^31-1); tag 0 takes the value as is. Out-of-domain results are
-// clamped, never rejected, and decoding stops at 1,024 chunks or 256 rows
+// clamped, never rejected, and decoding stops at 256 chunks or 64 rows
 // so every execution stays fast.
 Workload decode_valid_workload(std::span<const std::uint8_t> bytes);
 
