@@ -35,6 +35,22 @@ TEST(Generators, ValidWorkloadsAreValidAndHitEveryEdgeClassAtLeastOnePercentOfTh
   }
 }
 
+TEST(Generators, HugeBatchesAreValidAndReachEveryWritePathPastRow32768InMostCases) {
+  constexpr int kHugeDraws = 100;  // each has 32,767 to 140,000 rows
+  std::map<std::string, int> hits;
+  for (const auto& w : draw(huge_batches(), kHugeDraws)) {
+    ASSERT_FALSE(validate(w).has_value()) << *validate(w);
+    ASSERT_GE(w.num_computed_tokens.size(), 32767u);
+    for (const auto& cls : huge_batch_classes(w)) ++hits[cls];
+  }
+  // Every class in at least half the draws (2^16+ rows in about 2 of 3).
+  for (const auto& cls : all_huge_batch_classes()) {
+    const double share = static_cast<double>(hits[cls]) / kHugeDraws;
+    std::cout << "  " << share * 100 << "%  " << cls << "\n";
+    EXPECT_GE(share, 0.5) << "huge-batch class '" << cls << "'";
+  }
+}
+
 TEST(Generators, InvalidWorkloadsBreakEveryRuleAtLeastOnePercentOfTheTime) {
   std::map<std::string, int> hits;
   for (const auto& invalid : draw(invalid_workloads(), kDraws)) ++hits[invalid.rule];

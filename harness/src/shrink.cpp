@@ -62,9 +62,34 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
     }
   }
 
-  // Fewer rows: blocks of rows, rows/2, rows/4, ..., 1.
+  // Fewer rows: blocks of rows, rows/2, rows/4, ..., 1. Removing a block
+  // that lies, with the block before it, inside one run of identical rows
+  // gives the workload that removing the block before it gave, so it is not
+  // listed again: a huge batch of empty rows (32,768 rows and more) then has a
+  // few removal steps per block size, not one per row.
+  std::vector<std::size_t> run_end(rows);  // one past the last row equal to row i, from i on
+  for (std::size_t i = rows; i-- > 0;) {
+    const bool same_as_next = i + 1 < rows && w.num_computed_tokens[i] == w.num_computed_tokens[i + 1] &&
+                              new_tokens(w, i) == new_tokens(w, i + 1);
+    run_end[i] = same_as_next ? run_end[i + 1] : i + 1;
+  }
+  // Above kManyRows rows, each block size's removals are followed by emptying
+  // blocks of that size that hold a busy row (computed or new tokens): an
+  // empty block keeps the later rows' indices, which a huge-batch failure
+  // (a row index past 2^15) depends on, so the busy rows go block by block.
+  std::vector<std::size_t> busy_before(rows + 1, 0);  // busy rows before row i
+  for (std::size_t i = 0; i < rows; ++i)
+    busy_before[i + 1] = busy_before[i] + (w.num_computed_tokens[i] != 0 || new_tokens(w, i) != 0 ? 1 : 0);
   for (std::size_t block = rows; block >= 1; block /= 2) {
-    for (std::size_t first = 0; first + block <= rows; first += block) steps.push_back({Kind::remove_rows, first, block, 0});
+    for (std::size_t first = 0; first + block <= rows; first += block) {
+      if (first >= block && run_end[first - block] >= first + block) continue;
+      steps.push_back({Kind::remove_rows, first, block, 0});
+    }
+    if (rows > kManyRows && block < rows) {
+      for (std::size_t first = 0; first + block <= rows; first += block) {
+        if (busy_before[first + block] > busy_before[first]) steps.push_back({Kind::clear_rows, first, block, 0});
+      }
+    }
     if (block == 1) break;
   }
 
@@ -99,6 +124,15 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   using Kind = ShrinkStep::Kind;
   switch (step.kind) {
     case Kind::remove_rows: return without_rows(w, step.row, step.count);
+    case Kind::clear_rows: {
+      Workload cleared{w.chunk_size, {}, {w.query_start_loc[0]}};
+      for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
+        const bool clear = row >= step.row && row < step.row + step.count;
+        cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
+        cleared.query_start_loc.push_back(cleared.query_start_loc.back() + (clear ? 0 : new_tokens(w, row)));
+      }
+      return cleared;
+    }
     case Kind::set_new_tokens:
     case Kind::cut_new_tokens: return with_new_tokens(w, step.row, step.value);
     case Kind::set_offset: {
@@ -128,8 +162,12 @@ std::vector<ShrinkStep> shrink_steps_resuming(const Workload& workload, const Sh
     using Kind = ShrinkStep::Kind;
     switch (step.kind) {
       case Kind::cut_new_tokens: return std::tuple<int, std::int64_t, std::int64_t>{-1, 0, 0};
+      // Per block size (largest first): its removals, then its clears.
       case Kind::remove_rows:
-        return std::tuple<int, std::int64_t, std::int64_t>{0, -static_cast<std::int64_t>(step.count),
+        return std::tuple<int, std::int64_t, std::int64_t>{0, -2 * static_cast<std::int64_t>(step.count),
+                                                           static_cast<std::int64_t>(step.row)};
+      case Kind::clear_rows:
+        return std::tuple<int, std::int64_t, std::int64_t>{0, 1 - 2 * static_cast<std::int64_t>(step.count),
                                                            static_cast<std::int64_t>(step.row)};
       case Kind::set_offset: return std::tuple<int, std::int64_t, std::int64_t>{1, 0, 0};
       case Kind::set_chunk_size: return std::tuple<int, std::int64_t, std::int64_t>{2, 0, 0};

@@ -2,7 +2,9 @@
 in this process, with the catalogue's seed and options. Prints what was caught as one
 JSON line: {"property", "workload", "finding", "actual"}, or null if nothing was.
 
-    PYTHONPATH=build/default/python python3 properties/mutants/check_door.py NAME SEED
+    PYTHONPATH=build/default/python python3 properties/mutants/check_door.py NAME SEED [PROPERTY [REPORT_DIR]]
+
+PROPERTY runs that property only (the one that caught the mutant built in).
 """
 
 import json
@@ -12,10 +14,11 @@ import chunkmeta
 import mutants
 
 name, seed = sys.argv[1], int(sys.argv[2])
+only = [sys.argv[3]] if len(sys.argv) > 3 and sys.argv[3] else None
 try:
     # As the other doors: 10,000 cases per property, first failure only, no corpus, lists like the adapter's --lists.
     chunkmeta.check(getattr(mutants, name), cases=10000, seed=seed, corpus=[], fail_fast=True, arrays="lists",
-                    report_dir=sys.argv[3] if len(sys.argv) > 3 else None)
+                    properties=only, report_dir=sys.argv[4] if len(sys.argv) > 4 else None)
     print(json.dumps(None))
 except chunkmeta.CheckFailed as failed:
     cx = next(p.counterexample for p in failed.summary.properties if p.counterexample)

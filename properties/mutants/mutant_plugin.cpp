@@ -57,7 +57,7 @@ std::vector<chunkmeta_implementation_v1> make_table(std::index_sequence<I...>) {
                                       }}...};
 }
 
-constexpr std::size_t kMutants = 11;
+constexpr std::size_t kMutants = 12;
 
 }  // namespace
 

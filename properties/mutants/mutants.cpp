@@ -18,6 +18,7 @@ enum class Slip {
   absolute_positions,         // positions taken from q[i], forgetting q[0]
   float32_ceil,               // ceil(n / C) in float32, as a tensor rewrite might
   int8_seq_idx,               // seq_idx kept in an 8-bit buffer: wraps from row 128
+  int16_seq_idx_wide_rows,    // a wide-row write path stores seq_idx as 16 bits: wraps from row 32768
 };
 
 // One rewrite of the reference procedure, wrong in exactly the named way.
@@ -59,8 +60,11 @@ harness::Outcome rewrite_with(Slip slip, const Workload& w) {
     std::int64_t body = (n + C - 1) / C;
     if (slip == Slip::ceil_as_floor_plus_one) body = n / C + 1;
     if (slip == Slip::float32_ceil) body = static_cast<std::int64_t>(std::ceil(static_cast<float>(n) / static_cast<float>(C)));
+    // The wide-row path of a fast rewrite: rows with more than 32 body chunks.
+    const bool wide_row = body > 32;
     for (std::int64_t k = 0; k < body; ++k) {
       emit(pos, i);
+      if (slip == Slip::int16_seq_idx_wide_rows && wide_row) out.seq_idx.back() = static_cast<std::int16_t>(i);
       const std::int64_t length = std::max<std::int64_t>(0, std::min(n, C));
       pos += length;
       n -= length;
@@ -111,6 +115,8 @@ const std::vector<Mutant>& catalogue() {
            "positions start at q[0] instead of 0 (only differences may be read)", 0),
       make("float32-ceil", Slip::float32_ceil, "ceil(n / C) is computed in float32, inexact above 2^24 tokens"),
       make("int8-seq-idx", Slip::int8_seq_idx, "seq_idx goes through an 8-bit buffer and wraps from row 128", 129),
+      make("int16-seq-idx-wide-rows", Slip::int16_seq_idx_wide_rows,
+           "a wide-row path (over 32 body chunks) stores seq_idx in 16 bits, wrapping from row 32768", 32769),
   };
   return all;
 }

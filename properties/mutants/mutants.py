@@ -26,6 +26,10 @@ def _int8(x):
     return (x + 128) % 256 - 128
 
 
+def _int16(x):
+    return (x + 2**15) % 2**16 - 2**15
+
+
 def _trunc_div(a, b):  # C++ integer division rounds toward zero
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
@@ -82,7 +86,9 @@ def _rewrite(slip, chunk_size, num_prefills, computed, starts):
             if starts[-1] > INT32_MAX:
                 starts = [_int32(x) for x in starts]
             cu.extend(starts)
-            seq.extend([i] * body)
+            # A wide-row path (more than 32 body chunks) that stores seq_idx in 16 bits.
+            wide = slip == "int16_seq_idx_wide_rows" and body > 32
+            seq.extend([_int16(i) if wide else i] * body)
             advance = min(body * C, tokens)
             pos += advance
             n -= advance
@@ -117,5 +123,6 @@ SLIPS = [
     "absolute_positions",
     "float32_ceil",
     "int8_seq_idx",
+    "int16_seq_idx_wide_rows",
 ]
 globals().update({slip: _mutant(slip) for slip in SLIPS})

@@ -1,7 +1,9 @@
 #include "chunkmeta/properties/generators.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
+#include <random>
 #include <ostream>
 
 #include "chunkmeta/harness/json.hpp"
@@ -238,8 +240,10 @@ struct LastCandidate {
 };
 thread_local std::optional<LastCandidate> last_candidate;
 
-Gen<Workload> valid_workloads() {
-  return gen::shrink(gen::noShrink(unshrunk_valid_workloads()), [](const Workload& w) {
+// Shrinks a generated workload by harness::shrink_steps (the shrinker every
+// door shares), resuming after the step RapidCheck last took.
+Gen<Workload> shrinking_by_steps(Gen<Workload> unshrunk) {
+  return gen::shrink(gen::noShrink(std::move(unshrunk)), [](const Workload& w) {
     const bool resumes = last_candidate && last_candidate->workload == w;
     auto steps = resumes ? harness::shrink_steps_resuming(w, last_candidate->step) : harness::shrink_steps(w);
     return rc::seq::map(rc::seq::fromContainer(std::move(steps)), [w](const harness::ShrinkStep& step) {
@@ -248,6 +252,87 @@ Gen<Workload> valid_workloads() {
       return candidate;
     });
   });
+}
+
+Gen<Workload> valid_workloads() { return shrinking_by_steps(unshrunk_valid_workloads()); }
+
+// A huge batch laid out from a seed (a container generator of 2^16 rows would
+// build and keep a shrink tree per row): mostly aligned rows without new
+// tokens (no chunk), and about 1 row in 100 of each kind the writes treat
+// differently: an empty realigning chunk, 1-4 chunks, 5-32 chunks, 33-64 body
+// chunks. Rows 2^15, 2^16 (when present) and the last one are wide, so a
+// narrow integer in any write path shows in every case.
+Workload huge_batch(std::int64_t rows, std::int64_t chunk, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  const auto below = [&random](std::int64_t bound) { return static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(bound)); };
+  const auto wide = [&] { return 32 * chunk + 1 + below(32 * chunk); };
+  Workload w{chunk, {}, {0}};
+  w.num_computed_tokens.reserve(static_cast<std::size_t>(rows));
+  w.query_start_loc.reserve(static_cast<std::size_t>(rows) + 1);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    std::int64_t computed = 0;
+    std::int64_t tokens = 0;
+    const std::int64_t kind = below(100);
+    if (kind == 0 && chunk > 1) computed = 1 + below(chunk - 1);  // empty realigning chunk
+    if (kind == 1) tokens = 1 + below(4 * chunk);
+    if (kind == 2) tokens = 4 * chunk + 1 + below(28 * chunk);
+    if (kind == 3) tokens = wide();
+    if (i == 32768 || i == 65536 || i == rows - 1) {
+      computed = 0;
+      tokens = wide();
+    }
+    w.num_computed_tokens.push_back(computed);
+    w.query_start_loc.push_back(w.query_start_loc.back() + tokens);
+  }
+  return w;
+}
+
+Gen<Workload> huge_batches() {
+  return shrinking_by_steps(gen::apply(
+      [](std::int64_t rows, std::int64_t chunk, std::int64_t seed) {
+        return huge_batch(rows, chunk, static_cast<std::uint64_t>(seed));
+      },
+      gen::weightedOneOf<std::int64_t>({{1, gen::just<std::int64_t>(32767)},  // nothing past 2^15: the border
+                                        {2, gen::element<std::int64_t>(32768, 32769)},
+                                        {2, gen::element<std::int64_t>(65536, 65537)},
+                                        {5, inclusive_range(65538, 140000)}}),
+      gen::weightedOneOf<std::int64_t>({{6, gen::map(gen::inRange(0, 10), [](int k) { return std::int64_t{1} << k; })},
+                                        {4, inclusive_range(1, 300)}}),
+      inclusive_range(0, std::numeric_limits<std::int64_t>::max() - 1)));
+}
+
+const std::vector<std::string>& all_huge_batch_classes() {
+  static const std::vector<std::string> classes = {
+      "2^15+ rows", "2^16+ rows", "1-4 chunks at row >= 2^15", "5-32 chunks at row >= 2^15",
+      "33+ body chunks at row >= 2^15", "33+ body chunks at row >= 2^16", "empty chunk at row >= 2^15",
+  };
+  return classes;
+}
+
+std::vector<std::string> huge_batch_classes(const Workload& w) {
+  const auto& names = all_huge_batch_classes();
+  std::vector<bool> hit(names.size(), false);
+  const std::size_t rows = w.num_computed_tokens.size();
+  hit[0] = rows >= (std::size_t{1} << 15);
+  hit[1] = rows >= (std::size_t{1} << 16);
+  const std::int64_t chunk = w.chunk_size;
+  for (std::size_t i = std::size_t{1} << 15; i < rows; ++i) {
+    const std::int64_t c = w.num_computed_tokens[i];
+    const std::int64_t n = w.query_start_loc[i + 1] - w.query_start_loc[i];
+    const std::int64_t gap = (chunk - c % chunk) % chunk;
+    const std::int64_t body = (n - std::min(n, gap) + chunk - 1) / chunk;
+    const std::int64_t chunks = (gap != 0 ? 1 : 0) + body;
+    hit[2] = hit[2] || (chunks >= 1 && chunks <= 4);
+    hit[3] = hit[3] || (chunks >= 5 && chunks <= 32);
+    hit[4] = hit[4] || body > 32;
+    hit[5] = hit[5] || (body > 32 && i >= (std::size_t{1} << 16));
+    hit[6] = hit[6] || (n == 0 && gap != 0);
+  }
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (hit[k]) out.push_back(names[k]);
+  }
+  return out;
 }
 
 const std::vector<std::string>& all_invalid_rules() {

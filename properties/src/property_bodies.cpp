@@ -130,6 +130,13 @@ void matches_reference(const Implementation& impl) {
   if (auto finding = harness::check_implementation(impl, w)) fail_with(counterexample(impl, w, std::move(*finding)));
 }
 
+void matches_reference_on_huge_batches(const Implementation& impl) {
+  static const rc::Gen<Workload> huge = huge_batches();
+  const Workload w = *huge;
+  for (const auto& cls : huge_batch_classes(w)) RC_TAG(cls);
+  if (auto finding = harness::check_implementation(impl, w)) fail_with(counterexample(impl, w, std::move(*finding)));
+}
+
 void satisfies_invariants(const Implementation& impl) {
   const Workload w = *valid();
   tag_edge_classes(w);
@@ -321,8 +328,9 @@ void fast_into_any_buffers(const Implementation& impl) {
 std::vector<Property> make_properties() {
   using S = Scope;
   // One constructor keeps the table short and every field set.
-  auto make = [](std::string name, std::string sentence, S scope, auto run_case, bool sends_invalid = false) {
-    return Property{std::move(name), std::move(sentence), scope, run_case, sends_invalid};
+  auto make = [](std::string name, std::string sentence, S scope, auto run_case, bool sends_invalid = false,
+                 double case_share = 1.0) {
+    return Property{std::move(name), std::move(sentence), scope, run_case, sends_invalid, case_share};
   };
   return {
       make("MatchesReferenceOnEveryValidWorkload", "matches the reference, element for element, on every valid workload",
@@ -348,6 +356,10 @@ std::vector<Property> make_properties() {
       make("FastIntoNamesTheShortBufferOrFillsAnyLargeEnoughOne",
        "fast_into names the first buffer that is too short, or fills buffers of any larger size correctly",
        S::library, fast_into_any_buffers),
+      // Last, so the catalogue's other mutants meet the cheaper properties first.
+      make("MatchesReferenceOnHugeBatches",
+       "matches the reference on batches of 2^15 to 140,000 rows, with chunks at row indices past 2^15 and 2^16",
+       S::implementation, matches_reference_on_huge_batches, false, 0.02),
   };
 }
 

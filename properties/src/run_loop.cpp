@@ -330,6 +330,7 @@ PropertyResult run_property(const Property& property, const Implementation& impl
   } else {
     target = std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
   }
+  if (target < (1 << 30)) target = std::max(1, static_cast<int>(std::lround(target * property.case_share)));
   params.seed = seed_of(options);
   if (options.time_budget_seconds <= 0) {
     params.maxSuccess = target;

@@ -80,6 +80,9 @@ std::string summarize(const std::vector<SuiteResult>& results) {
     for (const auto& name : all_invalid_rules()) {
       if (classes.count(name)) os << "  " << std::setw(8) << classes[name] << "  invalid: " << name << "\n";
     }
+    for (const auto& name : all_huge_batch_classes()) {
+      if (classes.count(name)) os << "  " << std::setw(8) << classes[name] << "  huge batch: " << name << "\n";
+    }
   }
   if (!results.empty() && !results.front().properties.empty()) {
     const auto seed = results.front().properties.front().seed;

@@ -17,7 +17,8 @@ def test_passes_a_correct_pure_python_function_with_tensor_arguments():
     assert summary.replayed_files > 0
     ran = [p for p in summary.properties if not p.skipped]
     assert [p.name for p in ran] == [p for p in chunkmeta.PROPERTIES if p != "RejectsInvalidWorkloadsLikeTheReference"]
-    assert all(p.cases == 200 for p in ran)
+    # Huge batches (32k+ rows) run 2% of the cases: 4 of 200.
+    assert all(p.cases == (4 if p.name == "MatchesReferenceOnHugeBatches" else 200) for p in ran)
     assert "VERIFIED" in str(summary)
 
 

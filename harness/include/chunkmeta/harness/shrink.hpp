@@ -16,19 +16,25 @@ namespace chunkmeta::harness {
 // 1024-row workload does not materialise thousands of copies at once.
 struct ShrinkStep {
   // cut_new_tokens: set_new_tokens on a row holding much of a huge output, tried first.
-  enum class Kind { cut_new_tokens, remove_rows, set_offset, set_chunk_size, set_computed, set_new_tokens };
+  // clear_rows: rows [row, row + count) get 0 computed and 0 new tokens (huge batches only).
+  enum class Kind { cut_new_tokens, remove_rows, clear_rows, set_offset, set_chunk_size, set_computed, set_new_tokens };
   Kind kind{};
-  std::size_t row = 0;    // first row (remove_rows) or the row edited
-  std::size_t count = 0;  // rows removed
+  std::size_t row = 0;    // first row (remove_rows, clear_rows) or the row edited
+  std::size_t count = 0;  // rows removed or cleared
   std::int64_t value = 0; // the new value
 };
 
 // Outputs above this many chunks are cut down first (cut_new_tokens).
 inline constexpr std::int64_t kHugeOutputChunks = std::int64_t{1} << 20;
+// Batches above this many rows (only the huge-batch generator makes them)
+// also get clear_rows steps.
+inline constexpr std::size_t kManyRows = 1024;
 
 // Steps for a valid `workload`, most aggressive first: for a huge output, the
 // biggest rows' new tokens emptied or halved; then fewer rows (halves,
-// then smaller blocks, then single rows), q[0] moved toward 0, a smaller chunk
+// then smaller blocks, then single rows); above kManyRows rows, blocks of
+// rows emptied (so the scattered busy rows of 2^16 go in a few steps, not one
+// per row); then q[0] moved toward 0, a smaller chunk
 // size, then smaller computed tokens (same residue first) and fewer new tokens
 // per row. Each step strictly decreases (rows, q[0], C, computed, new tokens),
 // so repeated shrinking terminates; chunk sizes that would multiply the

@@ -28,6 +28,14 @@ rc::Gen<std::int64_t> chunk_sizes();
 // Valid workloads over the whole domain, batches of 0..1024 rows (mostly small).
 rc::Gen<Workload> valid_workloads();
 
+// The batch-size dimension: 32,767 to 140,000 rows, mostly without chunks,
+// with rows of every write path's kind at indices past 2^15 and 2^16, so a
+// row index stored in 8 or 16 bits anywhere shows. Costly per case: a
+// property of its own runs a share of the cases (see Property::case_share).
+rc::Gen<Workload> huge_batches();
+std::vector<std::string> huge_batch_classes(const Workload& workload);
+const std::vector<std::string>& all_huge_batch_classes();
+
 // A workload that breaks one named rule of the domain, with the error that
 // validation must return for it (by the documented order of checks).
 struct InvalidWorkload {

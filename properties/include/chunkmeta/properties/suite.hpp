@@ -28,13 +28,16 @@ struct Property {
   // Runs one generated case inside RapidCheck; fails through fail_with().
   std::function<void(const harness::Implementation&)> run_case;
   bool sends_invalid_input = false;  // skipped for implementations that take valid workloads only
+  // Share of the suite's case count this property runs (at least one case):
+  // below 1 for cases that cost thousands of ordinary ones (huge batches).
+  double case_share = 1.0;
 };
 
 const std::vector<Property>& all_properties();
 const Property* find_property(const std::string& name);
 
 struct SuiteOptions {
-  int cases = 0;            // per property, exactly; 0: RC_PARAMS max_success, else default_cases * case_scale()
+  int cases = 0;            // per property, exactly (times its case_share); 0: RC_PARAMS max_success, else default_cases * case_scale()
   int default_cases = 1000;
   std::optional<std::uint64_t> seed;  // else RC_PARAMS seed, else random
   bool write_reports = true;
