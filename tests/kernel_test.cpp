@@ -123,7 +123,10 @@ TEST(Kernels, EveryRunnableKernelWritesWhatTheReferenceWritesOnRandomChunkSizes)
   }
 }
 
-TEST(Kernels, TheBaselineKernelIsAlwaysAvailable) { EXPECT_TRUE(detail::kernel_available(Kernel::baseline)); }
+TEST(Kernels, TheBaselineKernelIsAlwaysAvailableAndAnUnknownOneNever) {
+  EXPECT_TRUE(detail::kernel_available(Kernel::baseline));
+  EXPECT_FALSE(detail::kernel_available(static_cast<Kernel>(7)));
+}
 
 }  // namespace
 }  // namespace chunkmeta

@@ -2,6 +2,9 @@
 // every validation code with its field and index, and the buffer entry point.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <sstream>
+
 #include "chunkmeta/chunkmeta.hpp"
 
 namespace chunkmeta {
@@ -21,6 +24,14 @@ TEST(Reference, ReproducesTheSpecExample) {
 
 TEST(Fast, ReproducesTheSpecExample) {
   auto result = fast(spec_example());
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result.value(), spec_example_result());
+}
+
+TEST(Reference, ReadsEngineInt32ArraysInPlace) {
+  const std::vector<std::int32_t> computed = {0, 70, 128, 1};
+  const std::vector<std::int32_t> starts = {0, 130, 230, 294, 296};
+  auto result = reference(WorkloadView32{64, computed, starts});
   ASSERT_TRUE(result.ok()) << result.error();
   EXPECT_EQ(result.value(), spec_example_result());
 }
@@ -174,6 +185,137 @@ TEST(Errors, HaveStableNamesThatRoundTrip) {
   EXPECT_EQ(parse_error_code("no_such_code"), std::nullopt);
 }
 
+TEST(Errors, EachCodeHasAMessageNamingTheFieldTheValueAndTheBound) {
+  const std::vector<Error> errors = {
+      {ErrorCode::chunk_size_not_positive, "chunk_size", Error::kNoIndex, -4, 0},
+      {ErrorCode::length_mismatch, "query_start_loc", 3, 3, 5},
+      {ErrorCode::negative_value, "num_computed_tokens", 1, -7, 0},
+      {ErrorCode::value_too_large, "query_start_loc", 2, kMaxValue + 9, kMaxValue},
+      {ErrorCode::query_start_loc_decreasing, "query_start_loc", 2, 4, 5},
+      {ErrorCode::sequence_too_long, "num_computed_tokens", 6, kMaxValue + 1, kMaxValue},
+      {ErrorCode::output_too_large, "cu_chunk_seqlen", Error::kNoIndex, 1001, 1000},
+      {ErrorCode::output_buffer_too_small, "seq_idx", Error::kNoIndex, 3, 8},
+  };
+  for (const Error& error : errors) {
+    const std::string message = error.message();
+    EXPECT_NE(message.find(std::to_string(error.value)), std::string::npos) << message;
+    if (error.bound != 0) {
+      EXPECT_NE(message.find(std::to_string(error.bound)), std::string::npos) << message;
+    }
+    if (error.code != ErrorCode::output_too_large) {
+      const std::string where = error.index == Error::kNoIndex ? std::string(error.field)
+                                                                : std::to_string(error.index);
+      EXPECT_NE(message.find(where), std::string::npos) << message;
+    }
+    std::ostringstream printed;
+    printed << error;
+    EXPECT_EQ(printed.str().rfind("error " + std::string(to_string(error.code)) + " at " + std::string(error.field), 0), 0u)
+        << printed.str();
+    EXPECT_NE(printed.str().find(message), std::string::npos);
+  }
+}
+
+TEST(Errors, AnUnnamedCodeValueIsSpelledUnknownError) {
+  // An enum class holds any value of its underlying type; a code from a newer
+  // build read by an older one must still print.
+  EXPECT_EQ(to_string(static_cast<ErrorCode>(99)), "unknown_error");
+}
+
+TEST(Printing, WorkloadsResultsAndSizesReadAsTheirFields) {
+  std::ostringstream os;
+  os << spec_example();
+  EXPECT_EQ(os.str(), "{chunk_size: 64, num_computed_tokens: [0, 70, 128, 1], query_start_loc: [0, 130, 230, 294, 296]}");
+  os.str("");
+  os << Result<ChunkMetadata>(spec_example_result());
+  EXPECT_EQ(os.str(), "{cu_chunk_seqlen: [0, 64, 128, 130, 188, 230, 294, 296], seq_idx: [0, 0, 0, 1, 1, 2, 3], "
+                      "last_chunk_indices: [2, 4, 5, 6]}");
+  os.str("");
+  os << OutputSizes{8, 7, 4};
+  EXPECT_EQ(os.str(), "{cu_chunk_seqlen: 8, seq_idx: 7, last_chunk_indices: 4}");
+  os.str("");
+  os << Result<OutputSizes>(Error{ErrorCode::negative_value, "num_computed_tokens", 0, -1, 0});
+  EXPECT_EQ(os.str().rfind("error negative_value at num_computed_tokens[0]", 0), 0u) << os.str();
+  os.str("");
+  os << fast(Workload{0, {}, {0}});
+  EXPECT_EQ(os.str().rfind("error chunk_size_not_positive at chunk_size: chunk_size is 0", 0), 0u) << os.str();
+  os.str("");
+  os << Result<OutputSizes>(OutputSizes{1, 0, 0});
+  EXPECT_EQ(os.str(), "{cu_chunk_seqlen: 1, seq_idx: 0, last_chunk_indices: 0}");
+}
+
+TEST(Equality, ComparesEveryFieldOfEveryValueType) {
+  const Workload w = spec_example();
+  for (int field = 0; field < 3; ++field) {
+    Workload other = w;
+    if (field == 0) other.chunk_size += 1;
+    if (field == 1) other.num_computed_tokens[0] += 1;
+    if (field == 2) other.query_start_loc.back() += 1;
+    EXPECT_NE(other, w) << "field " << field;
+  }
+  const ChunkMetadata m = spec_example_result();
+  for (int field = 0; field < 3; ++field) {
+    ChunkMetadata other = m;
+    if (field == 0) other.cu_chunk_seqlen.back() += 1;
+    if (field == 1) other.seq_idx.back() += 1;
+    if (field == 2) other.last_chunk_indices.back() += 1;
+    EXPECT_NE(other, m) << "field " << field;
+  }
+  const OutputSizes sizes{8, 7, 4};
+  EXPECT_NE((OutputSizes{9, 7, 4}), sizes);
+  EXPECT_NE((OutputSizes{8, 6, 4}), sizes);
+  EXPECT_NE((OutputSizes{8, 7, 3}), sizes);
+  const Error e{ErrorCode::negative_value, "num_computed_tokens", 1, -1, 0};
+  EXPECT_NE((Error{ErrorCode::value_too_large, e.field, e.index, e.value, e.bound}), e);
+  EXPECT_NE((Error{e.code, "query_start_loc", e.index, e.value, e.bound}), e);
+  EXPECT_NE((Error{e.code, e.field, 2, e.value, e.bound}), e);
+  EXPECT_NE((Error{e.code, e.field, e.index, -2, e.bound}), e);
+  EXPECT_NE((Error{e.code, e.field, e.index, e.value, 5}), e);
+  // Same rule: code, field and index; value and bound are detail for people.
+  EXPECT_TRUE((Error{e.code, e.field, e.index, -9, 7}).same_rule(e));
+  EXPECT_FALSE((Error{ErrorCode::value_too_large, e.field, e.index, e.value, e.bound}).same_rule(e));
+  EXPECT_FALSE((Error{e.code, "query_start_loc", e.index, e.value, e.bound}).same_rule(e));
+  EXPECT_FALSE((Error{e.code, e.field, 2, e.value, e.bound}).same_rule(e));
+}
+
+TEST(Validation, ReadsEngineInt32ArraysInPlace) {
+  const std::vector<std::int32_t> computed = {0, 70, 128, 1};
+  const std::vector<std::int32_t> starts = {0, 130, 230, 294, 296};
+  EXPECT_FALSE(validate(WorkloadView32{64, computed, starts}).has_value());
+  const std::vector<std::int32_t> decreasing = {0, 130, 230, 229, 296};
+  const auto error = validate(WorkloadView32{64, computed, decreasing});
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code, ErrorCode::query_start_loc_decreasing);
+  EXPECT_EQ(error->index, 3);
+}
+
+TEST(Validation, ClampsACapAboveTheLargestIndexableCount) {
+  // A cap above 2^31-2 chunks would let an index overflow int32: it is clamped.
+  const Workload w{1, {0}, {0, 10}};
+  EXPECT_FALSE(validate(w, Limits{std::numeric_limits<std::int64_t>::max()}).has_value());
+  const auto error = validate(Workload{1, {0}, {0, kMaxValue}}, Limits{std::numeric_limits<std::int64_t>::max()});
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code, ErrorCode::output_too_large);
+  EXPECT_EQ(error->bound, Limits::kMaxChunksCap);
+}
+
+TEST(Fast, CountsExactlyWhenItsQuickUpperBoundIsAboveTheCap) {
+  // The returning fast sizes its output from tokens/C + 2 rows (9 here); above
+  // the cap it counts exactly (3 chunks) before refusing.
+  const Workload w{64, {0, 0, 0}, {0, 64, 128, 192}};
+  const auto result = fast(w, Limits{5});
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result.value(), reference(w).value());
+  EXPECT_EQ(fast(w, Limits{2}).error().code, ErrorCode::output_too_large);
+}
+
+TEST(Results, GiveTheirValueByMoveAndTestAsBooleans) {
+  Result<ChunkMetadata> result = fast(spec_example());
+  EXPECT_TRUE(static_cast<bool>(result));
+  const ChunkMetadata moved = std::move(result).value();
+  EXPECT_EQ(moved, spec_example_result());
+  EXPECT_FALSE(static_cast<bool>(fast(Workload{0, {}, {0}})));
+}
+
 }  // namespace
 }  // namespace chunkmeta
 
@@ -200,6 +342,25 @@ TEST(Divisor, MatchesHardwareDivisionOnEdgeAndRandomOperands) {
       ASSERT_EQ(divisor.remainder(n), n % d) << n << " % " << d;
     }
   }
+}
+
+}  // namespace
+}  // namespace chunkmeta
+
+// Validation's slow path, called only for workloads its fast scan flagged.
+#include "checked_sizes.hpp"
+
+namespace chunkmeta {
+namespace {
+
+TEST(FirstBrokenRule, SaysValueTooLargeWithoutAnIndexWhenCalledOnAValidWorkload) {
+  // A caller whose fast scan flagged a valid workload (a bug) gets a rule
+  // that names no entry, rather than one invented for an entry that is fine.
+  const Workload valid{64, {0, 70}, {0, 130, 230}};
+  const Error error = detail::first_broken_rule(view_of(valid));
+  EXPECT_EQ(error.code, ErrorCode::value_too_large);
+  EXPECT_EQ(error.field, "query_start_loc");
+  EXPECT_EQ(error.index, Error::kNoIndex);
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ Result<ChunkMetadata> fast(const WorkloadView32& workload, const Limits& limits)
   return fast_returning(workload, limits);
 }
 Result<ChunkMetadata> fast(const Workload& workload, const Limits& limits) {
-  return fast_returning(view_of(workload), limits);
+  return fast(view_of(workload), limits);
 }
 
 Result<OutputSizes> fast_into(const WorkloadView& workload, const OutputBuffers& out, const Limits& limits) noexcept {

@@ -56,7 +56,7 @@ Result<ChunkMetadata> reference(const WorkloadView32& workload, const Limits& li
   return reference_procedure(workload, limits);
 }
 Result<ChunkMetadata> reference(const Workload& workload, const Limits& limits) {
-  return reference_procedure(view_of(workload), limits);
+  return reference(view_of(workload), limits);
 }
 
 }  // namespace chunkmeta

@@ -23,7 +23,17 @@ using U32x4 = std::uint32_t __attribute__((vector_size(16)));
 using I32x4 = std::int32_t __attribute__((vector_size(16)));
 using F64x4 = double __attribute__((vector_size(32)));
 
-inline constexpr std::size_t kLanes = 8;
+// The lane width the target has registers for: generic 32-byte vectors on a
+// 16-byte target are lowered piecewise, some operations (compares) to scalar
+// code, so the portable kernel works on 4 lanes and the AVX2 one on 8.
+#if defined(__AVX2__)
+using LaneU32 = U32x8;
+using LaneI32 = I32x8;
+#else
+using LaneU32 = U32x4;
+using LaneI32 = I32x4;
+#endif
+inline constexpr std::size_t kLanes = sizeof(LaneU32) / sizeof(std::uint32_t);
 
 // Unaligned vector load and store (memcpy is how the standard spells them).
 template <typename V, typename T>
@@ -45,6 +55,8 @@ inline V select(Mask mask, V a, V b) noexcept {
   return (a & bits) | (b & ~bits);
 }
 
+inline LaneI32 as_signed(LaneU32 x) noexcept { return reinterpret_cast<LaneI32>(x); }
+
 // floor(x / d) for 32-bit lanes and a divisor d >= 3 (so every quotient fits
 // in 31 bits). The double product x * fl(1/d) is (x/d)(1 + e), |e| <= 2^-52,
 // and x/d < 2^32/d, so it is off by less than 2^-20/d + 2^-52 < 1/d, the
@@ -57,10 +69,14 @@ class LaneDivisor {
   explicit LaneDivisor(std::uint32_t divisor) noexcept
       : divisor_(static_cast<double>(divisor)), inverse_(1.0 / static_cast<double>(divisor)) {}
 
-  U32x8 quotient(U32x8 x) const noexcept {
+  LaneU32 quotient(LaneU32 x) const noexcept {
+#if defined(__AVX2__)
     const U32x4 low = quotient4(__builtin_shufflevector(x, x, 0, 1, 2, 3));
     const U32x4 high = quotient4(__builtin_shufflevector(x, x, 4, 5, 6, 7));
     return __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7);
+#else
+    return quotient4(x);
+#endif
   }
 
  private:
@@ -84,7 +100,7 @@ class LaneDivisor {
 // it below pos (head < C), so max(pos, base + j*C) is right for every j.
 template <std::size_t Rows>
 struct RowPlan {
-  static_assert(Rows % kLanes == 0);
+  static_assert(Rows % 8 == 0);
   alignas(32) std::uint32_t computed[Rows];
   alignas(32) std::uint32_t new_tokens[Rows];
   alignas(32) std::uint32_t pos[Rows];
@@ -108,11 +124,11 @@ class LaneChunk {
   template <std::size_t Rows>
   std::uint32_t cut(RowPlan<Rows>& plan, std::size_t count) const noexcept {
     if (power_of_two_) {
-      return cut_lanes(plan, count, [this](U32x8 x) { return x >> shift_; },
-                       [this](U32x8 x) { return x & (chunk_ - 1); });
+      return cut_lanes(plan, count, [this](LaneU32 x) { return x >> shift_; },
+                       [this](LaneU32 x) { return x & (chunk_ - 1); });
     }
-    return cut_lanes(plan, count, [this](U32x8 x) { return divisor_.quotient(x); },
-                     [this](U32x8 x) { return x - divisor_.quotient(x) * chunk_; });
+    return cut_lanes(plan, count, [this](LaneU32 x) { return divisor_.quotient(x); },
+                     [this](LaneU32 x) { return x - divisor_.quotient(x) * chunk_; });
   }
 
  private:
@@ -120,19 +136,21 @@ class LaneChunk {
   template <std::size_t Rows, typename Quotient, typename Remainder>
   std::uint32_t cut_lanes(RowPlan<Rows>& plan, std::size_t count, Quotient quotient,
                           Remainder remainder) const noexcept {
-    U32x8 most{};
+    LaneU32 most{};
     for (std::size_t i = 0; i < count; i += kLanes) {
-      const auto c = load_lanes<U32x8>(plan.computed + i);
-      const auto n = load_lanes<U32x8>(plan.new_tokens + i);
-      const auto pos = load_lanes<U32x8>(plan.pos + i);
-      const U32x8 misalignment = remainder(c);
-      const auto misaligned = reinterpret_cast<U32x8>(misalignment != 0);  // all ones or zero
-      const U32x8 gap = (chunk_ - misalignment) & misaligned;
-      const U32x8 head = select(n < gap, n, gap);
-      const U32x8 chunks = (misaligned & 1u) + quotient(n - head + (chunk_ - 1));
+      const auto c = load_lanes<LaneU32>(plan.computed + i);
+      const auto n = load_lanes<LaneU32>(plan.new_tokens + i);
+      const auto pos = load_lanes<LaneU32>(plan.pos + i);
+      const LaneU32 misalignment = remainder(c);
+      const auto misaligned = reinterpret_cast<LaneU32>(misalignment != 0);  // all ones or zero
+      const LaneU32 gap = (chunk_ - misalignment) & misaligned;
+      // Signed compares (values below 2^31): SSE2 has no unsigned one, and GCC
+      // turns an unsigned vector compare into scalar code there.
+      const LaneU32 head = select(as_signed(n) < as_signed(gap), n, gap);
+      const LaneU32 chunks = (misaligned & 1u) + quotient(n - head + (chunk_ - 1));
       store_lanes(plan.chunks + i, chunks);
       store_lanes(plan.base + i, pos + head - (chunk_ & misaligned));
-      most = select(chunks > most, chunks, most);
+      most = select(as_signed(chunks) > as_signed(most), chunks, most);  // a row has at most 2^31-1 chunks
     }
     std::uint32_t largest = 0;
     for (std::size_t j = 0; j < kLanes; ++j) largest = most[j] > largest ? most[j] : largest;

@@ -1,6 +1,9 @@
 // The row pass for the compiler's default target (SSE2 on x86-64), and the
 // choice of kernel for this CPU.
 #define CHUNKMETA_KERNEL_ISA baseline
+#include <cstdlib>
+#include <string_view>
+
 #include "write_rows_kernel.hpp"
 
 namespace chunkmeta::detail {
@@ -39,10 +42,25 @@ RowsWritten write_rows_with(Kernel kernel, const BasicWorkloadView<Int>& workloa
   return baseline::write_rows(in, out);
 }
 
+namespace {
+
+// The kernel for this process, chosen once: AVX2 where the CPU has it, unless
+// CHUNKMETA_KERNEL=baseline asks for the portable one (so tests and fuzzing
+// cover the kernel that non-AVX2 machines run, on any machine).
+Kernel best_kernel() noexcept {
+  static const Kernel best = [] {
+    const char* forced = std::getenv("CHUNKMETA_KERNEL");
+    if (forced != nullptr && std::string_view(forced) == "baseline") return Kernel::baseline;
+    return kernel_available(Kernel::avx2) ? Kernel::avx2 : Kernel::baseline;
+  }();
+  return best;
+}
+
+}  // namespace
+
 template <typename Int>
 RowsWritten write_rows(const BasicWorkloadView<Int>& workload, const Destination& out) noexcept {
-  static const Kernel best = kernel_available(Kernel::avx2) ? Kernel::avx2 : Kernel::baseline;
-  return write_rows_with(best, workload, out);
+  return write_rows_with(best_kernel(), workload, out);
 }
 
 template RowsWritten write_rows(const BasicWorkloadView<std::int32_t>&, const Destination&) noexcept;

@@ -23,29 +23,32 @@ inline constexpr std::size_t kNarrowLanes = 4;
 class RowWriter {
  public:
   explicit RowWriter(std::uint32_t chunk) noexcept : chunk_(chunk), group_step_(8 * chunk) {
-    for (std::uint32_t j = 0; j < 8; ++j) offsets_[j] = j * chunk;  // wraps: scratch lanes only
+    for (std::uint32_t j = 0; j < 8; ++j) offsets_[j / kLanes][j % kLanes] = j * chunk;  // wraps: scratch lanes only
   }
 
-  // Chunk slots from k in whole stores (4 lanes, or 8 lanes times `groups`):
+  // Chunk slots from k in whole stores (4 lanes, or groups of 8 slots):
   // max(pos, base + j*C) and the row. Real entries are at most 2^31-1, so
   // wrapping 32-bit arithmetic is exact for them.
   void write_narrow(std::int32_t* cu, std::int32_t* seq, std::int64_t k, std::uint32_t pos, std::uint32_t base,
                     std::int32_t row) const noexcept {
     const I32x4 start = I32x4{} + static_cast<std::int32_t>(pos);
-    const auto at = reinterpret_cast<I32x4>(__builtin_shufflevector(offsets_, offsets_, 0, 1, 2, 3) + base);
+    const auto at = reinterpret_cast<I32x4>(first_four() + base);
     store_lanes(cu + k, select(at < start, start, at));
     store_lanes(seq + k, I32x4{} + row);
   }
   void write_groups(std::int32_t* cu, std::int32_t* seq, std::int64_t k, std::uint32_t pos, std::uint32_t base,
                     std::int32_t row, std::uint32_t groups) const noexcept {
-    const I32x8 start = I32x8{} + static_cast<std::int32_t>(pos);
-    const I32x8 rows = I32x8{} + row;
-    U32x8 at = offsets_ + base;
+    const LaneI32 start = LaneI32{} + static_cast<std::int32_t>(pos);
+    const LaneI32 rows = LaneI32{} + row;
+    LaneU32 at[kVectors];
+    for (std::size_t h = 0; h < kVectors; ++h) at[h] = offsets_[h] + base;
     for (std::uint32_t v = 0; v < groups; ++v) {
-      const auto value = reinterpret_cast<I32x8>(at);
-      store_lanes(cu + k + 8 * v, select(value < start, start, value));
-      store_lanes(seq + k + 8 * v, rows);
-      at += group_step_;
+      for (std::size_t h = 0; h < kVectors; ++h) {
+        const auto value = reinterpret_cast<LaneI32>(at[h]);
+        store_lanes(cu + k + 8 * v + kLanes * h, select(value < start, start, value));
+        store_lanes(seq + k + 8 * v + kLanes * h, rows);
+        at[h] += group_step_;
+      }
     }
   }
 
@@ -61,9 +64,19 @@ class RowWriter {
   }
 
  private:
+  static constexpr std::size_t kVectors = 8 / kLanes;  // vectors per group of 8 slots
+
+  U32x4 first_four() const noexcept {
+#if defined(__AVX2__)
+    return __builtin_shufflevector(offsets_[0], offsets_[0], 0, 1, 2, 3);
+#else
+    return offsets_[0];
+#endif
+  }
+
   std::uint32_t chunk_;
   std::uint32_t group_step_;
-  U32x8 offsets_;  // j * C for lane j
+  LaneU32 offsets_[kVectors];  // j * C for slot j of a group
 };
 
 template <typename Int>
