@@ -101,6 +101,10 @@ Workload decode_valid_workload(std::span<const std::uint8_t> bytes) {
   const std::uint8_t offset_tag = in.byte();
   const std::uint64_t offset = in.varint();
   w.query_start_loc = {clamp(offset_tag % 2 == 0 ? small(offset) : kMaxValue - small(offset), 0, kMaxValue)};
+  // One allocation per array, not one per doubling: this runs once per fuzz execution.
+  const std::size_t rows_at_most = std::min(kMaxDecodedRows, bytes.size() / 2);
+  w.num_computed_tokens.reserve(rows_at_most);
+  w.query_start_loc.reserve(rows_at_most + 1);
   std::int64_t chunks = 0;
   while (!in.empty() && w.num_computed_tokens.size() < kMaxDecodedRows) {
     const std::uint8_t computed_tag = in.byte();
