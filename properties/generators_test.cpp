@@ -106,7 +106,7 @@ TEST(FuzzInputs, EncodeThenDecodeGivesBackTheWorkload) {
       ++robustness;
     }
   }
-  // Most generated workloads fit the budgets (1,024 chunks; 255 entries).
+  // Most generated workloads fit the budgets (256 chunks and 64 rows; 255 entries).
   EXPECT_GT(differential, 1000);
   EXPECT_GT(robustness, 3000);
 }
@@ -118,7 +118,8 @@ TEST(FuzzInputs, DecodingAnyBytesGivesAValidWorkloadWithinBudget) {
     for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
     const Workload w = harness::decode_valid_workload(bytes);
     ASSERT_FALSE(validate(w).has_value()) << *validate(w) << " for " << w;
-    ASSERT_LE(output_sizes(view_of(w)).value().num_chunks(), 1024) << w;
+    ASSERT_LE(output_sizes(view_of(w)).value().num_chunks(), 256) << w;
+    ASSERT_LE(w.num_computed_tokens.size(), 64u) << w;
   }
 }
 
