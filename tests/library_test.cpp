@@ -28,20 +28,16 @@ TEST(Fast, ReproducesTheSpecExample) {
   EXPECT_EQ(result.value(), spec_example_result());
 }
 
-TEST(Reference, ReadsEngineInt32ArraysInPlace) {
-  const std::vector<std::int32_t> computed = {0, 70, 128, 1};
-  const std::vector<std::int32_t> starts = {0, 130, 230, 294, 296};
-  auto result = reference(WorkloadView32{64, computed, starts});
-  ASSERT_TRUE(result.ok()) << result.error();
-  EXPECT_EQ(result.value(), spec_example_result());
-}
+// The SPEC's example as the engine's int32 arrays (chunk size 64).
+const std::vector<std::int32_t> kSpecComputed32 = {0, 70, 128, 1};
+const std::vector<std::int32_t> kSpecStarts32 = {0, 130, 230, 294, 296};
 
-TEST(Fast, ReadsEngineInt32ArraysInPlace) {
-  const std::vector<std::int32_t> computed = {0, 70, 128, 1};
-  const std::vector<std::int32_t> starts = {0, 130, 230, 294, 296};
-  auto result = fast(WorkloadView32{64, computed, starts});
-  ASSERT_TRUE(result.ok()) << result.error();
-  EXPECT_EQ(result.value(), spec_example_result());
+TEST(EveryImplementation, ReadsEngineInt32ArraysInPlace) {
+  const WorkloadView32 view{64, kSpecComputed32, kSpecStarts32};
+  for (const auto& result : {reference(view), fast(view)}) {
+    ASSERT_TRUE(result.ok()) << result.error();
+    EXPECT_EQ(result.value(), spec_example_result());
+  }
 }
 
 TEST(Fast, WritesCallerBuffersOfExactlyTheAnnouncedSize) {
@@ -278,11 +274,9 @@ TEST(Equality, ComparesEveryFieldOfEveryValueType) {
 }
 
 TEST(Validation, ReadsEngineInt32ArraysInPlace) {
-  const std::vector<std::int32_t> computed = {0, 70, 128, 1};
-  const std::vector<std::int32_t> starts = {0, 130, 230, 294, 296};
-  EXPECT_FALSE(validate(WorkloadView32{64, computed, starts}).has_value());
+  EXPECT_FALSE(validate(WorkloadView32{64, kSpecComputed32, kSpecStarts32}).has_value());
   const std::vector<std::int32_t> decreasing = {0, 130, 230, 229, 296};
-  const auto error = validate(WorkloadView32{64, computed, decreasing});
+  const auto error = validate(WorkloadView32{64, kSpecComputed32, decreasing});
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->code, ErrorCode::query_start_loc_decreasing);
   EXPECT_EQ(error->index, 3);

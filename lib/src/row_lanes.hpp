@@ -4,7 +4,8 @@
 // vector extensions: portable source, instructions chosen for the target).
 // Included by each kernel's translation unit inside its own namespace
 // (CHUNKMETA_KERNEL_ISA), so copies built for different instruction sets
-// never meet at link time. kernel_test checks it against cut_row.
+// never meet at link time. kernel_test checks every kernel against the
+// reference.
 #pragma once
 
 #ifndef CHUNKMETA_KERNEL_ISA

@@ -121,36 +121,29 @@ RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcep
         last[first + i] = static_cast<std::int32_t>(first_chunk[i] + plan.chunks[i] - 1);
     }
 
-    // Whole-vector stores for the rows they fit (first_chunk only grows, so
-    // those are a prefix of the block), exact writes for the rest. A block of
-    // rows with at most 4 chunks each takes one 4-lane store per row and
-    // array, with no branch per row.
+    // A block whose rows have at most 4 chunks each takes one 4-lane store
+    // per row and array, with no branch per row, for the rows it fits
+    // (first_chunk only grows, so those are a prefix of the block). The rest
+    // take whole groups of 8 slots where the buffers have room, else exact
+    // writes.
+    std::size_t narrow = 0;
     if (most_chunks <= kNarrowLanes) {
-      std::size_t fits = count;
-      while (fits > 0 && first_chunk[fits - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --fits;
-      for (std::size_t i = 0; i < fits; ++i)
+      narrow = count;
+      while (narrow > 0 && first_chunk[narrow - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --narrow;
+      for (std::size_t i = 0; i < narrow; ++i)
         writer.write_narrow(cu, seq, first_chunk[i], plan.pos[i], plan.base[i], static_cast<std::int32_t>(first + i));
-      for (std::size_t i = fits; i < count; ++i) {
-        if (first_chunk[i] + plan.chunks[i] <= room) {
-          writer.write_exact(cu, seq, first_chunk[i], plan.pos[i], plan.base[i], plan.chunks[i],
-                             static_cast<std::int32_t>(first + i));
-        } else {
-          overflowed = true;  // keep counting: the error reports the size needed
-        }
-      }
-    } else {
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::int64_t at = first_chunk[i];
-        const std::uint32_t chunks = plan.chunks[i];
-        const std::uint32_t groups = (chunks + 7) / 8;
-        const auto row = static_cast<std::int32_t>(first + i);
-        if (at + 8 * std::int64_t{groups} <= room) {
-          writer.write_groups(cu, seq, at, plan.pos[i], plan.base[i], row, groups);
-        } else if (at + chunks <= room) {
-          writer.write_exact(cu, seq, at, plan.pos[i], plan.base[i], chunks, row);
-        } else {
-          overflowed = true;  // keep counting: the error reports the size needed
-        }
+    }
+    for (std::size_t i = narrow; i < count; ++i) {
+      const std::int64_t at = first_chunk[i];
+      const std::uint32_t chunks = plan.chunks[i];
+      const std::uint32_t groups = (chunks + 7) / 8;
+      const auto row = static_cast<std::int32_t>(first + i);
+      if (at + 8 * std::int64_t{groups} <= room) {
+        writer.write_groups(cu, seq, at, plan.pos[i], plan.base[i], row, groups);
+      } else if (at + chunks <= room) {
+        writer.write_exact(cu, seq, at, plan.pos[i], plan.base[i], chunks, row);
+      } else {
+        overflowed = true;  // keep counting: the error reports the size needed
       }
     }
   }

@@ -206,6 +206,15 @@ InvalidWorkload break_rule(const std::string& rule, Workload w, std::int64_t sal
 
 bool is_power_of_two(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+// The names whose flag is set, in order: a workload's classes.
+std::vector<std::string> hit_names(const std::vector<std::string>& names, const std::vector<bool>& hit) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (hit[k]) out.push_back(names[k]);
+  }
+  return out;
+}
+
 }  // namespace
 
 Gen<std::int64_t> inclusive_range(std::int64_t lo, std::int64_t hi) {
@@ -328,11 +337,7 @@ std::vector<std::string> huge_batch_classes(const Workload& w) {
     hit[5] = hit[5] || (body > 32 && i >= (std::size_t{1} << 16));
     hit[6] = hit[6] || (n == 0 && gap != 0);
   }
-  std::vector<std::string> out;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (hit[k]) out.push_back(names[k]);
-  }
-  return out;
+  return hit_names(names, hit);
 }
 
 const std::vector<std::string>& all_invalid_rules() {
@@ -420,11 +425,7 @@ std::vector<std::string> edge_classes(const Workload& w) {
     hit[19] = hit[19] || (n > 0 && c + n > kMaxValue - chunk);
     hit[20] = hit[20] || (n > 0 && (c + n - 1) / chunk - c / chunk + 1 >= 64);
   }
-  std::vector<std::string> out;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (hit[k]) out.push_back(names[k]);
-  }
-  return out;
+  return hit_names(names, hit);
 }
 
 }  // namespace chunkmeta::properties

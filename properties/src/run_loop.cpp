@@ -318,6 +318,9 @@ void merge_duplicate(PropertyResult& result, const std::vector<PropertyResult>& 
 
 }  // namespace
 
+// A case count that no run reaches: the time budget alone ends the run.
+constexpr int kBudgetDecides = 1 << 30;
+
 PropertyResult run_property(const Property& property, const Implementation& impl, const SuiteOptions& options) {
   rc::detail::TestParams params = rc_configuration().testParams;
   int target = 0;
@@ -326,11 +329,11 @@ PropertyResult run_property(const Property& property, const Implementation& impl
   } else if (rc_params_mention("max_success")) {
     target = params.maxSuccess;
   } else if (options.time_budget_seconds > 0) {
-    target = 1 << 30;  // the budget alone decides
+    target = kBudgetDecides;
   } else {
     target = std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
   }
-  if (target < (1 << 30)) target = std::max(1, static_cast<int>(std::lround(target * property.case_share)));
+  if (target != kBudgetDecides) target = std::max(1, static_cast<int>(std::lround(target * property.case_share)));
   params.seed = seed_of(options);
   if (options.time_budget_seconds <= 0) {
     params.maxSuccess = target;
