@@ -82,8 +82,71 @@ Json outcome_for_report(const Outcome& outcome) {
   return Json{{"omitted", omitted(outcome)}};
 }
 
-std::string outcome_text(const Outcome& outcome) {
-  return entries(outcome) <= kShownEntries ? to_json(outcome).dump() : omitted(outcome);
+// Terminal text for long arrays: a 32,769-row workload is one screenful, not
+// 200. Runs of an equal value print as "v (N times)", arithmetic progressions
+// as "a, b, ..., z"; arrays up to kWholeArray entries print as plain JSON, and
+// the report file always has the full JSON.
+constexpr std::size_t kWholeArray = 64;
+constexpr std::size_t kShortestRun = 4;
+
+void append_shortened(std::string& out, const Json& array) {
+  const std::size_t n = array.size();
+  std::size_t i = 0;
+  while (i < n) {
+    if (i > 0) out += ", ";
+    std::size_t same = 1;
+    while (i + same < n && array[i + same] == array[i]) ++same;
+    if (same >= kShortestRun) {
+      out += array[i].dump() + " (" + std::to_string(same) + " times)";
+      i += same;
+      continue;
+    }
+    std::size_t steps = 1;  // terms of the progression starting at i
+    if (i + 1 < n && array[i].is_number_integer() && array[i + 1].is_number_integer()) {
+      const auto step = array[i + 1].get<std::int64_t>() - array[i].get<std::int64_t>();
+      steps = 2;
+      while (i + steps < n && array[i + steps].get<std::int64_t>() - array[i + steps - 1].get<std::int64_t>() == step) ++steps;
+    }
+    if (steps >= kShortestRun) {
+      out += array[i].dump() + ", " + array[i + 1].dump() + ", ..., " + array[i + steps - 1].dump();
+      i += steps;
+    } else {
+      out += array[i].dump();
+      ++i;
+    }
+  }
+}
+
+// Like Json::dump(), with long arrays shortened; `shortened` is set if one was.
+void append_text(std::string& out, const Json& j, bool& shortened) {
+  if (j.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, value] : j.items()) {
+      if (!first) out += ',';
+      first = false;
+      out += Json(key).dump() + ':';
+      append_text(out, value, shortened);
+    }
+    out += '}';
+  } else if (j.is_array() && j.size() > kWholeArray) {
+    shortened = true;
+    out += '[';
+    append_shortened(out, j);
+    out += ']';
+  } else {
+    out += j.dump();
+  }
+}
+
+std::string text_of(const Json& j, bool& shortened) {
+  std::string out;
+  append_text(out, j, shortened);
+  return out;
+}
+
+std::string outcome_text(const Outcome& outcome, bool& shortened) {
+  return entries(outcome) <= kShownEntries ? text_of(to_json(outcome), shortened) : omitted(outcome);
 }
 
 }  // namespace
@@ -175,23 +238,28 @@ Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files)
 }
 
 std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& files) {
+  bool shortened = false;
   std::ostringstream os;
   os << "COUNTEREXAMPLE  implementation " << cx.implementation << ", property " << cx.property << "\n"
      << "  finding:   " << to_string(cx.finding.kind) << ": " << cx.finding.summary << "\n"
-     << "  workload:  " << to_json(cx.workload).dump() << "\n";
+     << "  workload:  " << text_of(to_json(cx.workload), shortened) << "\n";
   if (!cx.status.empty()) {
     const auto rows = cx.workload.num_computed_tokens.size();
     os << "  status:    " << cx.status << " (" << rows << (rows == 1 ? " row" : " rows") << ")\n";
   }
   for (const auto& r : cx.related) {
-    os << "  " << r.role << ": " << to_json(r.workload).dump() << "\n";
-    if (r.actual) os << "    its output: " << outcome_text(*r.actual) << "\n";
+    os << "  " << r.role << ": " << text_of(to_json(r.workload), shortened) << "\n";
+    if (r.actual) os << "    its output: " << outcome_text(*r.actual, shortened) << "\n";
   }
-  if (cx.finding.expected) os << "  expected:  " << outcome_text(*cx.finding.expected) << "\n";
+  if (cx.finding.expected) os << "  expected:  " << outcome_text(*cx.finding.expected, shortened) << "\n";
   if (cx.finding.actual) {
-    os << "  actual:    " << outcome_text(*cx.finding.actual) << "\n";
+    os << "  actual:    " << outcome_text(*cx.finding.actual, shortened) << "\n";
   } else if (is_misbehaviour(cx.finding.kind)) {
     os << "  actual:    (no answer)\n";
+  }
+  if (shortened) {
+    os << "  (arrays over " << kWholeArray << " entries shortened above: \"v (N times)\" is a run of v, "
+       << "\"a, b, ..., z\" counts from a to z in steps of b-a; the report file has them whole)\n";
   }
   if (cx.finding.divergence) os << "  first divergence: " << *cx.finding.divergence << "\n";
   if (cx.finding.invariant) os << "  " << *cx.finding.invariant << "\n";

@@ -335,6 +335,12 @@ std::vector<Property> make_properties() {
   return {
       make("MatchesReferenceOnEveryValidWorkload", "matches the reference, element for element, on every valid workload",
        S::implementation, matches_reference),
+      // Second: a slip that only huge batches show is then found seconds into a
+      // run through a slow door (20 cases, ~3 s through Python), not after the
+      // 5,000 cases of the properties below; the first property still comes first.
+      make("MatchesReferenceOnHugeBatches",
+       "matches the reference on batches of 2^15 to 140,000 rows, with chunks at row indices past 2^15 and 2^16",
+       S::implementation, matches_reference_on_huge_batches, false, 0.02),
       make("SatisfiesSpecInvariants", "satisfies the SPEC's seven invariants", S::implementation, satisfies_invariants),
       make("GivesTheSameResultWhenTheBatchIsSplitAndJoined",
        "gives the same result when the batch is split in two and the halves' results joined", S::implementation,
@@ -356,10 +362,6 @@ std::vector<Property> make_properties() {
       make("FastIntoNamesTheShortBufferOrFillsAnyLargeEnoughOne",
        "fast_into names the first buffer that is too short, or fills buffers of any larger size correctly",
        S::library, fast_into_any_buffers),
-      // Last, so the catalogue's other mutants meet the cheaper properties first.
-      make("MatchesReferenceOnHugeBatches",
-       "matches the reference on batches of 2^15 to 140,000 rows, with chunks at row indices past 2^15 and 2^16",
-       S::implementation, matches_reference_on_huge_batches, false, 0.02),
   };
 }
 

@@ -1,0 +1,66 @@
+// The text report a user reads in the terminal: small workloads as plain JSON
+// (copyable), long arrays shortened so a 32,769-row counterexample stays
+// readable, with the full JSON left to the report file.
+#include <gtest/gtest.h>
+
+#include "chunkmeta/harness/oracle.hpp"
+#include "chunkmeta/harness/report.hpp"
+
+namespace chunkmeta::harness {
+namespace {
+
+Counterexample mismatch_on(const Workload& workload, const Outcome& actual) {
+  Counterexample cx;
+  cx.implementation = "wrong";
+  cx.property = "MatchesReferenceOnEveryValidWorkload";
+  cx.workload = workload;
+  cx.finding = *compare_outcomes(reference(workload), actual);
+  return cx;
+}
+
+std::string line_starting(const std::string& text, const std::string& label) {
+  const auto at = text.find("\n  " + label);
+  if (at == std::string::npos) return "";
+  return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+TEST(RenderedReport, PrintsASmallWorkloadAsPlainJson) {
+  const Workload w{2, {1}, {0, 2}};
+  ChunkMetadata wrong = reference(w).value();
+  wrong.seq_idx[0] = 7;
+  const std::string text = render(mismatch_on(w, Outcome(wrong)));
+  EXPECT_EQ(line_starting(text, "workload:"),
+            R"(  workload:  {"chunk_size":2,"num_computed_tokens":[1],"query_start_loc":[0,2]})");
+  EXPECT_EQ(text.find("shortened"), std::string::npos);
+}
+
+TEST(RenderedReport, ShortensLongArraysToRunsAndProgressions) {
+  // 100 empty rows, then one row of 5 tokens at chunk size 1: 5 chunks.
+  Workload w{1, std::vector<std::int64_t>(101, 0), std::vector<std::int64_t>(101, 0)};
+  w.query_start_loc.push_back(5);
+  ChunkMetadata wrong = reference(w).value();
+  wrong.seq_idx[4] = 0;
+  const std::string text = render(mismatch_on(w, Outcome(wrong)));
+  EXPECT_EQ(line_starting(text, "workload:"),
+            R"(  workload:  {"chunk_size":1,"num_computed_tokens":[0 (101 times)],"query_start_loc":[0 (101 times), 5]})");
+  // last_chunk_indices: -1 for the 100 empty rows, then 4.
+  EXPECT_NE(line_starting(text, "expected:").find(R"("last_chunk_indices":[-1 (100 times), 4])"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("shortened above"), std::string::npos);
+  EXPECT_NE(line_starting(text, "first divergence:").find("seq_idx[4]"), std::string::npos) << text;
+}
+
+TEST(RenderedReport, ShortensCountingRunsToTheirEnds) {
+  // 70 rows of 1 token each, chunk size 1: query_start_loc counts 0..70.
+  Workload w{1, std::vector<std::int64_t>(70, 0), {}};
+  for (std::int64_t i = 0; i <= 70; ++i) w.query_start_loc.push_back(i);
+  ChunkMetadata wrong = reference(w).value();
+  wrong.cu_chunk_seqlen[3] = 9;
+  const std::string text = render(mismatch_on(w, Outcome(wrong)));
+  EXPECT_NE(line_starting(text, "workload:").find(R"("query_start_loc":[0, 1, ..., 70])"), std::string::npos) << text;
+  EXPECT_NE(line_starting(text, "actual:").find(R"("cu_chunk_seqlen":[0, 1, 2, 9, 4, 5, ..., 70])"), std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace chunkmeta::harness
