@@ -47,6 +47,13 @@ TEST(CheckCommand, VerifiesChunkmetaComputeThroughTheSubprocessProtocol) {
   EXPECT_NE(run.out.find("subprocess: 1 process start(s)"), std::string::npos) << run.out;
 }
 
+TEST(CheckCommand, VerifiesChunkmetaComputeAnsweringInJsonLinesWhenItDeclinesBinaryAnswers) {
+  const auto run =
+      check("compute-json", impl("cmd:env -u CHUNKMETA_ANSWER_ENCODING " + kCli + " compute") + " --cases 300");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
+}
+
 TEST(CheckCommand, VerifiesTheExamplePluginIsolatedAndInProcess) {
   const std::string plugin = "plugin:" + std::string(CHUNKMETA_FAST_PLUGIN);
   for (const std::string mode : {"", " --in-process"}) {
@@ -194,6 +201,7 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehaving{"garbage", misbehave("garbage"), "malformed_output", "this is not JSON"},
         Misbehaving{"skip", misbehave("skip"), "missing_output", "skip on a workload of 2 rows"},
         Misbehaving{"exit_early", misbehave("exit-early"), "crashed", "exit-early on a workload of 2 rows"},
+        Misbehaving{"short_binary_answer", misbehave("short-binary"), "crashed", "short-binary on a workload of 2 rows"},
         Misbehaving{"raises", kAdapter + " " + kSource + "/tests/misbehaving/raises.py:raises_on_two_rows", "raised",
                     "IndexError: row index out of range"}),
     [](const auto& info) { return info.param.name; });

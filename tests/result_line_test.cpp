@@ -114,5 +114,50 @@ TEST(ResultLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
   }
 }
 
+// The binary answer (int32le): what compute writes is read back exactly, and a
+// header is told from every other line by its own shape only.
+TEST(Int32leAnswer, ReadsBackEveryResultComputeWrites) {
+  std::mt19937_64 random(20261204);
+  for (int i = 0; i < 500; ++i) {
+    ChunkMetadata result;
+    for (auto* array : {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices}) {
+      array->resize(random() % 40);
+      for (auto& v : *array) v = static_cast<std::int32_t>(random());  // newline bytes among them too
+    }
+    const Json id = i % 5 == 0 ? Json(nullptr) : Json(random() >> (random() % 64));
+    const std::string frame = harness::int32le_answer(id, result);
+    const auto newline = frame.find('\n');
+    const std::string_view header = std::string_view(frame).substr(0, newline);
+    const auto payload_bytes = harness::int32le_payload_bytes(header);
+    ASSERT_TRUE(payload_bytes.has_value()) << header;
+    ASSERT_EQ(newline + 1 + *payload_bytes, frame.size());
+    const auto read = harness::parse_int32le_answer(header, std::string_view(frame).substr(newline + 1));
+    ASSERT_TRUE(read.has_value());
+    EXPECT_EQ(read->result, result);
+    EXPECT_EQ(read->id, id.is_null() ? std::nullopt : std::optional<std::uint64_t>(id.get<std::uint64_t>()));
+  }
+}
+
+TEST(Int32leAnswer, IsNotSeenInAnyOtherLine) {
+  for (const std::string line : {
+           R"({"id":1,"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
+           R"({"id":1,"failure":{"kind":"raised","summary":"int32le"}})",
+           R"({"id":1,"int32le":[1,2]})",               // two counts
+           R"({"id":1,"int32le":[1,2,-3]})",            // a negative count
+           R"({"id":1,"int32le":[1,2,2147483648]})",    // more entries than an output can have
+           R"({"id":-1,"int32le":[1,0,0]})",            // not an id the harness sends
+           R"({"id":1,"int32le":[1,0,0],"seq_idx":[]})",  // another key
+           R"(["int32le",1,0,0])",
+           R"({"id":1,"int32le":[1,0,0])",              // not JSON
+       }) {
+    EXPECT_FALSE(harness::int32le_payload_bytes(line).has_value()) << line;
+  }
+  EXPECT_EQ(harness::int32le_payload_bytes(R"({"id":7,"int32le":[1,0,1]})"), 8u);
+  EXPECT_EQ(harness::int32le_payload_bytes(R"({"int32le":[3,2,1]})"), 24u);
+  // A payload of another size than the header gives is no answer.
+  EXPECT_FALSE(harness::parse_int32le_answer(R"({"int32le":[1,0,1]})", std::string(7, '\0')).has_value());
+  EXPECT_FALSE(harness::parse_int32le_answer(R"({"int32le":[1,0,1]})", std::string(9, '\0')).has_value());
+}
+
 }  // namespace
 }  // namespace chunkmeta

@@ -1,8 +1,10 @@
 #include "chunkmeta/harness/json.hpp"
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace chunkmeta::harness {
@@ -391,6 +393,94 @@ std::optional<ResultLine> parse_result_line(std::string_view line) {
   ResultLineReader reader;
   if (!Json::sax_parse(line, &reader) || !reader.complete()) return std::nullopt;
   return std::move(reader.line);
+}
+
+namespace {
+
+// The header's id (if an unsigned one) and its three counts; nullopt if `line` is no header.
+struct Int32leHeader {
+  std::optional<std::uint64_t> id;
+  std::size_t counts[3] = {0, 0, 0};
+};
+
+std::optional<Int32leHeader> read_int32le_header(std::string_view line) {
+  // A header is short; a long line (a JSON result) is not parsed twice.
+  constexpr std::size_t kLongestHeader = 256;
+  if (line.size() > kLongestHeader || line.find("\"int32le\"") == std::string_view::npos) return std::nullopt;
+  const Json value = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!value.is_object() || value.size() > 2 || !value.contains(kInt32le)) return std::nullopt;
+  const Json& counts = value[std::string(kInt32le)];
+  if (!counts.is_array() || counts.size() != 3) return std::nullopt;
+  Int32leHeader header;
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!counts[i].is_number_unsigned() || counts[i].get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxValue))
+      return std::nullopt;
+    header.counts[i] = counts[i].get<std::size_t>();
+  }
+  if (value.size() == 2) {
+    if (!value.contains("id") || !value["id"].is_number_unsigned()) return std::nullopt;
+    header.id = value["id"].get<std::uint64_t>();
+  }
+  return header;
+}
+
+}  // namespace
+
+std::optional<std::size_t> int32le_payload_bytes(std::string_view line) {
+  const auto header = read_int32le_header(line);
+  if (!header) return std::nullopt;
+  return 4 * (header->counts[0] + header->counts[1] + header->counts[2]);
+}
+
+std::optional<ResultLine> parse_int32le_answer(std::string_view header_line, std::string_view payload) {
+  const auto header = read_int32le_header(header_line);
+  if (!header || payload.size() != 4 * (header->counts[0] + header->counts[1] + header->counts[2])) return std::nullopt;
+  ResultLine line;
+  line.id = header->id;
+  std::vector<std::int32_t>* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
+                                           &line.result.last_chunk_indices};
+  const char* at = payload.data();
+  for (std::size_t a = 0; a < 3; ++a) {
+    auto& values = *targets[a];
+    values.resize(header->counts[a]);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(values.data(), at, 4 * values.size());
+      at += 4 * values.size();
+    } else {
+      for (auto& v : values) {
+        std::uint32_t u = 0;
+        for (int b = 0; b < 4; ++b) u |= static_cast<std::uint32_t>(static_cast<unsigned char>(*at++)) << (8 * b);
+        v = static_cast<std::int32_t>(u);
+      }
+    }
+  }
+  return line;
+}
+
+std::string int32le_answer(const Json& id, const ChunkMetadata& result) {
+  const std::vector<std::int32_t>* arrays[3] = {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices};
+  std::string out = "{";
+  if (!id.is_null()) {
+    out += "\"id\":";
+    out += dump_line(id);
+    out += ',';
+  }
+  out += "\"int32le\":[";
+  for (std::size_t a = 0; a < 3; ++a) {
+    if (a > 0) out += ',';
+    out += std::to_string(arrays[a]->size());
+  }
+  out += "]}\n";
+  for (const auto* values : arrays) {
+    if constexpr (std::endian::native == std::endian::little) {
+      out.append(reinterpret_cast<const char*>(values->data()), 4 * values->size());
+    } else {
+      for (std::int32_t v : *values) {
+        for (int b = 0; b < 4; ++b) out += static_cast<char>((static_cast<std::uint32_t>(v) >> (8 * b)) & 0xff);
+      }
+    }
+  }
+  return out;
 }
 
 std::optional<Outcome> parse_outcome(const Json& value) {

@@ -98,6 +98,40 @@ Misbehaviour failure_answer(const Json& failure) {
   return m;
 }
 
+// Where the first answer in `buffer` ends: its line, and the payload after it
+// if the line is an int32le header (json.hpp). The search for the newline
+// starts at `from` (bytes before it hold none, or are the header itself).
+struct Frame {
+  std::size_t newline = std::string_view::npos;  // npos: no whole line yet
+  std::size_t end = 0;                           // just past the answer; 0: not whole yet
+  bool binary = false;
+};
+
+Frame first_frame(std::string_view buffer, std::size_t from) {
+  Frame frame;
+  frame.newline = buffer.find('\n', from);
+  if (frame.newline == std::string_view::npos) return frame;
+  std::size_t end = frame.newline + 1;
+  if (const auto payload = int32le_payload_bytes(buffer.substr(0, frame.newline))) {
+    if (buffer.size() - end < *payload) return frame;
+    end += *payload;
+    frame.binary = true;
+  }
+  frame.end = end;
+  return frame;
+}
+
+// The environment of every program started: ours, offering the binary answer.
+std::vector<std::string> child_environment() {
+  std::vector<std::string> variables;
+  const std::string offer = std::string(kAnswerEncodingVariable) + "=";
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    if (std::string_view(*variable).rfind(offer, 0) != 0) variables.emplace_back(*variable);
+  }
+  variables.push_back(offer + std::string(kInt32le));
+  return variables;
+}
+
 }  // namespace
 
 struct Subprocess::State {
@@ -107,7 +141,8 @@ struct Subprocess::State {
   int to_child = -1;    // its stdin
   int from_child = -1;  // its stdout
   int errors = -1;      // its stderr
-  std::string inbuf;    // stdout bytes not yet split into lines
+  std::string inbuf;    // stdout bytes not yet split into answers
+  std::size_t inbuf_scanned = 0;  // of inbuf, bytes known to end no answer yet
   Tail stderr_tail{4096};
   std::uint64_t next_id = 0;  // ids are unique over the life of the harness
   // After a first hang, shrinking it sends many workloads that hang: each then
@@ -143,6 +178,11 @@ struct Subprocess::State {
       start_error = std::string("cannot create pipes: ") + std::strerror(errno);
       return std::nullopt;
     }
+    // Built before fork: the child only calls async-signal-safe functions.
+    static const std::vector<std::string> environment = child_environment();
+    std::vector<char*> envp;
+    for (const auto& variable : environment) envp.push_back(const_cast<char*>(variable.c_str()));
+    envp.push_back(nullptr);
     const pid_t child = fork();
     if (child < 0) {
       start_error = std::string("cannot fork: ") + std::strerror(errno);
@@ -154,7 +194,7 @@ struct Subprocess::State {
       dup2(in[0], STDIN_FILENO);
       dup2(out[1], STDOUT_FILENO);
       dup2(err[1], STDERR_FILENO);
-      execl("/bin/sh", "sh", "-c", options.command.c_str(), static_cast<char*>(nullptr));
+      execle("/bin/sh", "sh", "-c", options.command.c_str(), static_cast<char*>(nullptr), envp.data());
       _exit(127);
     }
     setpgid(child, child);
@@ -191,7 +231,7 @@ struct Subprocess::State {
   bool warmed_up(Child& child) {
     std::string got;
     const auto deadline = Clock::now() + std::chrono::duration<double>(std::max(options.timeout_seconds, 30.0));
-    while (got.find('\n') == std::string::npos) {
+    while (first_frame(got, 0).end == 0) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return false;
       pollfd p{child.from_child, POLLIN, 0};
@@ -203,8 +243,8 @@ struct Subprocess::State {
       if (n == 0) return false;
       if (n > 0) got.append(buf, static_cast<std::size_t>(n));
     }
-    // Anything after the warm-up's line belongs to no request: the stream is then not trusted.
-    return got.find('\n') + 1 == got.size();
+    // Anything after the warm-up's answer belongs to no request: the stream is then not trusted.
+    return first_frame(got, 0).end == got.size();
   }
 
   void discard(Child& child) {
@@ -242,6 +282,7 @@ struct Subprocess::State {
     errors = child->errors;
     awaiting_first_answer = !warm;
     inbuf.clear();
+    inbuf_scanned = 0;
     stderr_tail.clear();
     ids = Ids::unknown;
     start_error.reset();
@@ -367,10 +408,14 @@ struct Subprocess::State {
       if (got == 0) return false;
       if (got < 0) continue;
       inbuf.append(buf, static_cast<std::size_t>(got));
-      if (const auto nl = inbuf.find('\n'); nl != std::string::npos) {
-        const auto answer = parse_result_line(std::string_view(inbuf).substr(0, nl));
-        inbuf.erase(0, nl + 1);
-        // Any other line first: the due answer came late (slow, not skipping).
+      if (const Frame frame = first_frame(inbuf, 0); frame.end != 0) {
+        const std::string_view text(inbuf);
+        const auto answer = frame.binary ? parse_int32le_answer(text.substr(0, frame.newline),
+                                                                text.substr(frame.newline + 1, frame.end - frame.newline - 1))
+                                         : parse_result_line(text.substr(0, frame.newline));
+        inbuf.erase(0, frame.end);
+        inbuf_scanned = 0;
+        // Any other answer first: the due answer came late (slow, not skipping).
         return answer && answer->id == probe_id;
       }
     }
@@ -422,13 +467,16 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     return answers;
   };
 
-  // Reads one answer line; sets `stop` when the stream can no longer be trusted.
-  const auto take_line = [&](const std::string& line, std::optional<Misbehaviour>& stop) {
+  // Reads one answer (a line, or an int32le header and its payload); sets
+  // `stop` when the stream can no longer be trusted.
+  const auto take_line = [&](const std::string& line, std::optional<std::string_view> payload,
+                             std::optional<Misbehaviour>& stop) {
     const auto decode_start = Clock::now();
     bool has_id = false;
     std::optional<std::uint64_t> id;
     std::optional<Answer> answer;
-    if (auto result = parse_result_line(line)) {  // the common answer, without a DOM
+    // The common answers, without a DOM.
+    if (auto result = payload ? parse_int32le_answer(line, *payload) : parse_result_line(line)) {
       has_id = result->id.has_value();
       id = result->id;
       answer = Outcome(std::move(result->result));
@@ -570,20 +618,29 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       char buf[1 << 16];
       const ssize_t got = read(s.from_child, buf, sizeof buf);
       if (got > 0) {
-        std::size_t scan = s.inbuf.size();
         s.inbuf.append(buf, static_cast<std::size_t>(got));
         std::size_t line_start = 0;
         std::optional<Misbehaviour> stop;
-        for (std::size_t nl; !stop && (nl = s.inbuf.find('\n', scan)) != std::string::npos; scan = nl + 1) {
-          const std::string line = s.inbuf.substr(line_start, nl - line_start);
-          line_start = nl + 1;
-          if (line.empty() || line == "\r") continue;
+        while (!stop) {
+          const std::string_view rest = std::string_view(s.inbuf).substr(line_start);
+          const Frame frame = first_frame(rest, s.inbuf_scanned);
+          if (frame.end == 0) {
+            // Next time, search on from here: past bytes without a newline, or at a header awaiting its payload.
+            s.inbuf_scanned = frame.newline == std::string_view::npos ? rest.size() : frame.newline;
+            break;
+          }
+          s.inbuf_scanned = 0;
+          const std::string line(rest.substr(0, frame.newline));
+          std::optional<std::string_view> payload;
+          if (frame.binary) payload = rest.substr(frame.newline + 1, frame.end - frame.newline - 1);
+          line_start += frame.end;
+          if (!frame.binary && (line.empty() || line == "\r")) continue;
           if (answers.size() >= sent) {
             stop = s.misbehaviour(FindingKind::malformed_output,
                                   "printed a line before it was sent a workload to answer", "the line: " + shorten(line));
             break;
           }
-          take_line(line, stop);
+          take_line(line, payload, stop);
           if (!s.awaiting_first_answer) s.slowest_answer = std::max(s.slowest_answer, seconds_since(last_progress));
           s.awaiting_first_answer = false;
           last_progress = Clock::now();

@@ -3,7 +3,7 @@
 until it meets a workload of two or more rows, then misbehaves in one way:
 
     misbehave.py MODE CHUNKMETA
-    MODE: crash | hang | garbage | skip | exit-early
+    MODE: crash | hang | garbage | skip | exit-early | short-binary
 
 The harness must turn each into a finding of that workload, shrink it to two
 rows (the fewest that trigger it), report it, and never crash or hang itself.
@@ -17,7 +17,11 @@ import sys
 import time
 
 mode, chunkmeta = sys.argv[1], sys.argv[2]
-relay = subprocess.Popen([chunkmeta, "compute"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+# This program reads the relay's answers as JSON lines: the harness's offer of
+# binary answers (CHUNKMETA_ANSWER_ENCODING) is not passed on to it.
+relay_environment = {k: v for k, v in os.environ.items() if k != "CHUNKMETA_ANSWER_ENCODING"}
+relay = subprocess.Popen([chunkmeta, "compute"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         env=relay_environment)
 
 
 def correct(line):
@@ -42,6 +46,11 @@ for line in sys.stdin:
     elif mode == "skip":
         pass  # no answer for this line; later lines are answered
     elif mode == "exit-early":
+        sys.exit(0)
+    elif mode == "short-binary":  # a binary answer's header, then less than it promised, then exit
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b'{"id":%d,"int32le":[5,0,0]}\n\0\0\0\0' % request["id"])
+        sys.stdout.buffer.flush()
         sys.exit(0)
     else:
         sys.exit(f"misbehave.py: unknown mode {mode}")

@@ -71,4 +71,21 @@ std::optional<ResultLine> parse_result_line(std::string_view line);
 // Reads an outcome written by to_json(Outcome); nullopt if it is not one.
 std::optional<Outcome> parse_outcome(const Json& value);
 
+// The binary answer, opt-in per process. The harness starts every `cmd:`
+// program with CHUNKMETA_ANSWER_ENCODING=int32le in its environment; such a
+// program may then answer a result (never an error or a failure) with a header
+// line and, right after its newline, the entries as little-endian int32:
+//   {"id":N,"int32le":[a,b,c]}\n  + 4*(a+b+c) bytes
+// (cu_chunk_seqlen's a entries, seq_idx's b, last_chunk_indices's c). Any line
+// may still be JSON. Text costs far more than the numbers: Python's json writes
+// ~200 ns per entry, a tensor's bytes ~20.
+inline constexpr const char* kAnswerEncodingVariable = "CHUNKMETA_ANSWER_ENCODING";
+inline constexpr std::string_view kInt32le = "int32le";
+// The payload's size if `line` is an int32le header, else nullopt (any other line).
+std::optional<std::size_t> int32le_payload_bytes(std::string_view line);
+// The answer of a header and its payload (of the size the header gives).
+std::optional<ResultLine> parse_int32le_answer(std::string_view header, std::string_view payload);
+// A header line, its newline and the payload.
+std::string int32le_answer(const Json& id, const ChunkMetadata& result);
+
 }  // namespace chunkmeta::harness
