@@ -38,6 +38,9 @@ struct RunningCase {
   // Told each failing case as it fails: the first, then each smaller one.
   std::function<void(harness::Counterexample&)> on_failure;
   AnswerMemo* memo = nullptr;  // set by run_suite
+  // The pass that only records the workloads a run will ask for (to fetch their
+  // answers in batches): bodies stop once they have asked, judging nothing.
+  bool recording = false;
 };
 
 RunningCase& running_case();
