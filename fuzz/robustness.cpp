@@ -4,9 +4,13 @@
 // plugin (CHUNKMETA_FUZZ_PLUGIN) is sent invalid input only if its flags say it validates.
 // The error is also printed (message() and operator<<, for people), which must
 // name its code for any values (extreme ones included), under the sanitizers.
+// On valid input, fast_into's buffer contract is checked too (harness::
+// check_fast_into_buffers): each buffer one entry short, then all roomy.
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <string>
 
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
@@ -25,6 +29,22 @@ void check_printed(const chunkmeta::Error& error) {
   }
 }
 
+void check_caller_buffers(const chunkmeta::Workload& workload, std::span<const std::uint8_t> input) {
+  using chunkmeta::harness::Counterexample;
+  static constexpr std::array<std::array<std::int64_t, 3>, 4> kSlack = {{{-1, 0, 0}, {0, -1, 0}, {0, 0, -1}, {3, 3, 3}}};
+  for (const auto& slack : kSlack) {
+    if (auto finding = chunkmeta::harness::check_fast_into_buffers(workload, slack)) {
+      Counterexample cx;
+      cx.implementation = "fast_into";
+      cx.property = "fuzz robustness: buffers of the needed sizes plus " + std::to_string(slack[0]) + ", " +
+                    std::to_string(slack[1]) + ", " + std::to_string(slack[2]);
+      cx.workload = workload;
+      cx.finding = std::move(*finding);
+      chunkmeta::harness::abort_on_failure({cx}, input);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -36,5 +56,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Valid but too large to compute within one iteration: output_sizes() has exercised validation.
   if (sizes.ok() && sizes.value().num_chunks() > kFuzzMaxChunks) return 0;
   abort_on_failure(check_all(workload, fuzz_implementations(), "fuzz robustness"), input);
+  if (sizes.ok()) check_caller_buffers(workload, input);
   return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Line and branch coverage of lib/ with clang source-based coverage (preset
 # `coverage`): once for the whole ctest suite, once for the committed corpus
-# alone (corpus/ and corpus/fuzz/ replays, no generated cases).
+# alone (corpus/ and corpus/fuzz/ replays, no generated cases). Each ends with
+# the missed lines and branch edges by file:line (tools/coverage_summary.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=build/coverage
@@ -24,6 +25,8 @@ report() {
   llvm-profdata merge -sparse "$profiles"/*.profraw -o "$build/$name.profdata"
   echo "=== lib/ coverage: $name ==="
   llvm-cov report "${objects[@]}" -instr-profile="$build/$name.profdata" "$PWD/lib"
+  llvm-cov export -format=text "${objects[@]}" -instr-profile="$build/$name.profdata" "$PWD/lib" |
+    python3 tools/coverage_summary.py
 }
 
 report "every-test"

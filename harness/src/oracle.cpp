@@ -1,5 +1,6 @@
 #include "chunkmeta/harness/oracle.hpp"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -262,6 +263,36 @@ std::optional<Finding> judge(const Workload& workload, const Answer& answer, con
 
 std::optional<Finding> check_implementation(const Implementation& implementation, const Workload& workload) {
   return judge(workload, implementation.compute(workload));
+}
+
+std::optional<Finding> check_fast_into_buffers(const Workload& workload, const std::array<std::int64_t, 3>& slack) {
+  const auto need = output_sizes(view_of(workload)).value();
+  const std::int64_t needed[3] = {need.cu_chunk_seqlen, need.seq_idx, need.last_chunk_indices};
+  const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
+  constexpr std::int32_t kUntouched = -7;  // what a buffer holds before the call
+  std::vector<std::int32_t> buffers[3];
+  int first_short = -1;
+  for (int b = 0; b < 3; ++b) {
+    buffers[b].assign(static_cast<std::size_t>(std::max<std::int64_t>(0, needed[b] + slack[b])), kUntouched);
+    if (first_short < 0 && static_cast<std::int64_t>(buffers[b].size()) < needed[b]) first_short = b;
+  }
+  const auto written = fast_into(view_of(workload), {buffers[0], buffers[1], buffers[2]});
+  const auto prefix = [&](int b) {
+    return std::vector<std::int32_t>(buffers[b].begin(), buffers[b].begin() + std::min<std::int64_t>(needed[b], static_cast<std::int64_t>(buffers[b].size())));
+  };
+  Outcome actual = written.ok() ? Outcome(ChunkMetadata{prefix(0), prefix(1), prefix(2)}) : Outcome(written.error());
+  if (first_short >= 0) {
+    const bool named = !written.ok() && written.error().code == ErrorCode::output_buffer_too_small &&
+                       written.error().field == names[first_short] && written.error().bound == needed[first_short];
+    if (named) return std::nullopt;
+    return Finding{FindingKind::wrong_error, std::string("fast_into did not name the short buffer ") + names[first_short],
+                   Outcome(Error{ErrorCode::output_buffer_too_small, names[first_short], Error::kNoIndex, 0,
+                                 needed[first_short]}),
+                   std::move(actual), std::nullopt, std::nullopt, {}};
+  }
+  auto finding = compare_outcomes(reference(workload), actual);
+  if (finding) finding->summary = "fast_into with buffers of the needed sizes or larger differs from the reference";
+  return finding;
 }
 
 std::ostream& operator<<(std::ostream& os, const Divergence& d) {

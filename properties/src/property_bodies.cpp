@@ -308,38 +308,8 @@ rc::Gen<BufferCase> buffer_cases() {
 void fast_into_any_buffers(const Implementation& impl) {
   const BufferCase c = *buffer_cases();
   tag_edge_classes(c.workload);
-  const auto need = output_sizes(view_of(c.workload)).value();
-  const std::int64_t needed[3] = {need.cu_chunk_seqlen, need.seq_idx, need.last_chunk_indices};
-  const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
-  std::vector<std::int32_t> buffers[3];
-  int first_short = -1;
-  for (int b = 0; b < 3; ++b) {
-    buffers[b].assign(static_cast<std::size_t>(std::max<std::int64_t>(0, needed[b] + c.slack[b])), -7);
-    if (first_short < 0 && static_cast<std::int64_t>(buffers[b].size()) < needed[b]) first_short = b;
-  }
-  const auto written = fast_into(view_of(c.workload), {buffers[0], buffers[1], buffers[2]});
-  const Outcome expected = reference(c.workload);
-  Outcome actual = written.ok() ? Outcome(ChunkMetadata{{buffers[0].begin(), buffers[0].begin() + needed[0]},
-                                                         {buffers[1].begin(), buffers[1].begin() + needed[1]},
-                                                         {buffers[2].begin(), buffers[2].begin() + needed[2]}})
-                                : Outcome(written.error());
-  if (first_short >= 0) {
-    const bool named = !written.ok() && written.error().code == ErrorCode::output_buffer_too_small &&
-                       written.error().field == names[first_short] && written.error().bound == needed[first_short];
-    if (!named) {
-      fail_with(counterexample(impl, c.workload,
-                               Finding{FindingKind::wrong_error,
-                                       std::string("fast_into did not name the short buffer ") + names[first_short],
-                                       Outcome(Error{ErrorCode::output_buffer_too_small, names[first_short],
-                                                     Error::kNoIndex, 0, needed[first_short]}),
-                                       actual, std::nullopt, std::nullopt, {}}));
-    }
-    return;
-  }
-  if (auto finding = harness::compare_outcomes(expected, actual)) {
-    finding->summary = "fast_into with larger buffers differs from the reference";
+  if (auto finding = harness::check_fast_into_buffers(c.workload, {c.slack[0], c.slack[1], c.slack[2]}))
     fail_with(counterexample(impl, c.workload, std::move(*finding)));
-  }
 }
 
 std::vector<Property> make_properties() {

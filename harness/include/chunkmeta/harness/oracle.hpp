@@ -2,6 +2,7 @@
 // for a workload is right. Properties, fuzz targets and the CLI all call it.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -115,6 +116,13 @@ std::optional<Finding> judge(const Workload& workload, const Answer& actual, con
 
 // Runs `implementation` on `workload` and judges the outcome.
 std::optional<Finding> check_implementation(const Implementation& implementation, const Workload& workload);
+
+// fast_into's contract on caller buffers of the needed sizes plus `slack`
+// (cu_chunk_seqlen, seq_idx, last_chunk_indices; negative: short): it names
+// the first short buffer (output_buffer_too_small, its field, the size
+// needed), or fills each buffer's needed prefix exactly like the reference.
+// `workload` must be valid.
+std::optional<Finding> check_fast_into_buffers(const Workload& workload, const std::array<std::int64_t, 3>& slack);
 
 std::ostream& operator<<(std::ostream& os, const Divergence& divergence);
 std::ostream& operator<<(std::ostream& os, const InvariantViolation& violation);
