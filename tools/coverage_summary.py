@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+from collections import defaultdict
 
 DEFAULTED_COMPARISON = re.compile(r"operator==\(.*\)\s*=\s*default")
 
@@ -24,42 +25,63 @@ def percent(covered, count):
     return f"{covered}/{count} ({100.0 * covered / count:.1f}%)" if count else "0/0"
 
 
+def branch_edges(export, files):
+    """{(file, line, col, end line, end col, ordinal): [true count, false count]}, merged over
+    template instantiations the way llvm-cov's summary merges them (a location can hold
+    several branches, e.g. each member comparison of a defaulted operator==)."""
+    merged = {}
+    for function in export["functions"]:
+        seen = defaultdict(int)
+        for branch in function["branches"]:
+            name = function["filenames"][branch[6]]
+            if name not in files:
+                continue
+            location = (name, *branch[:4])
+            ordinal = seen[location]
+            seen[location] += 1
+            counts = merged.setdefault((*location, ordinal), [0, 0])
+            counts[0] += branch[4]
+            counts[1] += branch[5]
+    return merged
+
+
 def main():
     export = json.load(sys.stdin)["data"][0]
-    root = os.path.commonpath([f["filename"] for f in export["files"]]) if export["files"] else ""
+    files = {f["filename"] for f in export["files"]}
+    root = os.path.commonpath(sorted(files)) if files else ""
+    sources = {}
     lines_total = lines_covered = 0
-    edges_total = edges_covered = 0
-    artifact_total = artifact_covered = 0
-    artifacts, missed_lines, missed_edges = [], [], []
+    missed_lines = []
     for f in export["files"]:
         name = os.path.relpath(f["filename"], root)
-        summary = f["summary"]["lines"]
-        lines_total += summary["count"]
-        lines_covered += summary["covered"]
+        lines_total += f["summary"]["lines"]["count"]
+        lines_covered += f["summary"]["lines"]["covered"]
         with open(f["filename"], encoding="utf-8") as source:
-            text = source.read().split("\n")
-        # Segments: [line, col, count, has_count, is_region_entry, is_gap]; a line is missed when
-        # a counted segment that starts on it has count 0 (what llvm-cov show marks as 0).
+            sources[f["filename"]] = source.read().split("\n")
+        # Segments: [line, col, count, has_count, is_region_entry, is_gap]; a line is missed
+        # when a counted segment starting on it has count 0 (what llvm-cov show marks 0).
         zero_lines = sorted({s[0] for s in f["segments"] if s[3] and not s[5] and s[2] == 0})
         missed_lines += [f"{name}:{line}" for line in zero_lines]
-        for branch in f["branches"]:
-            line, true_count, false_count = branch[0], branch[4], branch[5]
-            covered = (true_count > 0) + (false_count > 0)
-            edges_total += 2
-            edges_covered += covered
-            if line <= len(text) and DEFAULTED_COMPARISON.search(text[line - 1]):
-                artifact_total += 2
-                artifact_covered += covered
-                artifacts.append(f"{name}:{line}")
-                continue
-            for edge, count in (("true", true_count), ("false", false_count)):
-                if count == 0:
-                    missed_edges.append(f"{name}:{line} ({edge})")
+    edges_total = edges_covered = artifact_total = artifact_covered = 0
+    artifacts, missed_edges = set(), []
+    for (filename, line, *_), (true_count, false_count) in sorted(branch_edges(export, files).items()):
+        name = os.path.relpath(filename, root)
+        covered = (true_count > 0) + (false_count > 0)
+        edges_total += 2
+        edges_covered += covered
+        text = sources[filename]
+        if line <= len(text) and DEFAULTED_COMPARISON.search(text[line - 1]):
+            artifact_total += 2
+            artifact_covered += covered
+            artifacts.add(f"{name}:{line}")
+            continue
+        missed_edges += [f"{name}:{line} ({edge})" for edge, count in (("true", true_count), ("false", false_count))
+                         if count == 0]
     print(f"lib/ lines:    {percent(lines_covered, lines_total)}")
     print(f"lib/ branches: {percent(edges_covered, edges_total)} as llvm-cov counts them")
     if artifact_total:
         print(f"  of which {artifact_total - artifact_covered} edges missed in defaulted operator== "
-              f"(clang 14 never counts their false edges): {', '.join(sorted(set(artifacts)))}")
+              f"(clang 14 never counts their false edges): {', '.join(sorted(artifacts))}")
         print(f"lib/ branches without those: "
               f"{percent(edges_covered - artifact_covered, edges_total - artifact_total)}")
     print(f"missed lines ({len(missed_lines)}): {', '.join(missed_lines) or 'none'}")
