@@ -5,7 +5,8 @@
 // The error is also printed (message() and operator<<, for people), which must
 // name its code for any values (extreme ones included), under the sanitizers.
 // On valid input, fast_into's buffer contract is checked too (harness::
-// check_fast_into_buffers): each buffer one entry short, then all roomy.
+// check_fast_into_buffers): each buffer one entry short (its error printed
+// like the others), then all roomy.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +34,10 @@ void check_caller_buffers(const chunkmeta::Workload& workload, std::span<const s
   using chunkmeta::harness::Counterexample;
   static constexpr std::array<std::array<std::int64_t, 3>, 4> kSlack = {{{-1, 0, 0}, {0, -1, 0}, {0, 0, -1}, {3, 3, 3}}};
   for (const auto& slack : kSlack) {
-    if (auto finding = chunkmeta::harness::check_fast_into_buffers(workload, slack)) {
+    chunkmeta::Error refusal{};
+    auto finding = chunkmeta::harness::check_fast_into_buffers(workload, slack, &refusal);
+    if (!finding && refusal.code == chunkmeta::ErrorCode::output_buffer_too_small) check_printed(refusal);
+    if (finding) {
       Counterexample cx;
       cx.implementation = "fast_into";
       cx.property = "fuzz robustness: buffers of the needed sizes plus " + std::to_string(slack[0]) + ", " +

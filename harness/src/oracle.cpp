@@ -265,7 +265,8 @@ std::optional<Finding> check_implementation(const Implementation& implementation
   return judge(workload, implementation.compute(workload));
 }
 
-std::optional<Finding> check_fast_into_buffers(const Workload& workload, const std::array<std::int64_t, 3>& slack) {
+std::optional<Finding> check_fast_into_buffers(const Workload& workload, const std::array<std::int64_t, 3>& slack,
+                                               Error* refusal) {
   const auto need = output_sizes(view_of(workload)).value();
   const std::int64_t needed[3] = {need.cu_chunk_seqlen, need.seq_idx, need.last_chunk_indices};
   const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
@@ -284,7 +285,10 @@ std::optional<Finding> check_fast_into_buffers(const Workload& workload, const s
   if (first_short >= 0) {
     const bool named = !written.ok() && written.error().code == ErrorCode::output_buffer_too_small &&
                        written.error().field == names[first_short] && written.error().bound == needed[first_short];
-    if (named) return std::nullopt;
+    if (named) {
+      if (refusal != nullptr) *refusal = written.error();
+      return std::nullopt;
+    }
     return Finding{FindingKind::wrong_error, std::string("fast_into did not name the short buffer ") + names[first_short],
                    Outcome(Error{ErrorCode::output_buffer_too_small, names[first_short], Error::kNoIndex, 0,
                                  needed[first_short]}),

@@ -121,8 +121,10 @@ std::optional<Finding> check_implementation(const Implementation& implementation
 // (cu_chunk_seqlen, seq_idx, last_chunk_indices; negative: short): it names
 // the first short buffer (output_buffer_too_small, its field, the size
 // needed), or fills each buffer's needed prefix exactly like the reference.
-// `workload` must be valid.
-std::optional<Finding> check_fast_into_buffers(const Workload& workload, const std::array<std::int64_t, 3>& slack);
+// `workload` must be valid. `refusal`, if given, receives the error fast_into
+// named a short buffer with (for callers that also check how it prints).
+std::optional<Finding> check_fast_into_buffers(const Workload& workload, const std::array<std::int64_t, 3>& slack,
+                                               Error* refusal = nullptr);
 
 std::ostream& operator<<(std::ostream& os, const Divergence& divergence);
 std::ostream& operator<<(std::ostream& os, const InvariantViolation& violation);
