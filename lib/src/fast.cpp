@@ -47,14 +47,19 @@ Result<OutputSizes> write_checked(const BasicWorkloadView<Int>& workload, const 
 
 // Sizes the outputs from an upper bound that needs no pass over the rows
 // (a row has at most n/C + 2 chunks), writes once, then trims. Above the cap,
-// the exact count decides.
+// or where the bound is far above what the rows could need beyond their
+// tokens (a long token span), the exact count decides first: one pass over
+// the rows with every rule checked, instead of zero-filling up to 2 x 256 MB
+// only to reject a workload whose rows break the sequence rule.
 template <typename Int>
 Result<ChunkMetadata> fast_returning(const BasicWorkloadView<Int>& workload, const Limits& limits) {
   if (auto bad = check_shape_and_values(workload)) return *bad;
   const auto rows = static_cast<std::int64_t>(workload.num_computed_tokens.size());
   const std::int64_t tokens = std::int64_t{workload.query_start_loc[rows]} - std::int64_t{workload.query_start_loc[0]};
   std::int64_t capacity = tokens / workload.chunk_size + 2 * rows;
-  if (capacity > detail::chunk_cap(limits)) {
+  // Zero-filling this many entries costs more than counting 1/16 as many rows exactly.
+  constexpr std::int64_t kCountBeforeFilling = std::int64_t{1} << 16;
+  if (capacity > detail::chunk_cap(limits) || capacity > 16 * rows + kCountBeforeFilling) {
     auto exact = detail::checked_sizes(workload, limits);
     if (!exact.ok()) return exact.error();
     capacity = exact.value().num_chunks();
