@@ -74,6 +74,75 @@ TEST(RequestLine, IsTheDomsLineForEveryWorkloadTheHarnessSends) {
   }
 }
 
+// The request reader (chunkmeta compute's side) against the DOM reading of the
+// same line: the same id and the same workload or the same input error.
+void expect_request_reading_agrees(const std::string& line) {
+  const harness::Request read = harness::parse_request_line(line);
+  Json id = nullptr;
+  std::variant<Workload, harness::InputError> dom = harness::InputError{};
+  try {
+    Json value = Json::parse(line);
+    if (value.is_object() && value.contains("id")) {
+      id = value["id"];
+      value.erase("id");
+    }
+    dom = harness::parse_workload(value);
+  } catch (const Json::exception&) {
+    dom = harness::parse_workload_line(line);  // the same malformed_json error
+  }
+  EXPECT_EQ(read.id, id) << line;
+  ASSERT_EQ(read.workload.index(), dom.index()) << line;
+  if (const auto* w = std::get_if<Workload>(&read.workload)) {
+    EXPECT_EQ(*w, std::get<Workload>(dom)) << line;
+  } else {
+    EXPECT_EQ(std::get<harness::InputError>(read.workload).code, std::get<harness::InputError>(dom).code) << line;
+    EXPECT_EQ(std::get<harness::InputError>(read.workload).field, std::get<harness::InputError>(dom).field) << line;
+  }
+}
+
+TEST(RequestLineReader, ReadsEveryLineTheHarnessSendsLikeTheDom) {
+  std::mt19937_64 random(20261204);
+  for (int i = 0; i < 2000; ++i) {
+    Workload w{static_cast<std::int64_t>(random()) >> (random() % 64), {}, {}};
+    w.num_computed_tokens.resize(random() % 20);
+    w.query_start_loc.resize(random() % 21);
+    for (auto& v : w.num_computed_tokens) v = static_cast<std::int64_t>(random()) >> (random() % 64);
+    for (auto& v : w.query_start_loc) v = static_cast<std::int64_t>(random()) >> (random() % 64);
+    const std::uint64_t id = random() >> (random() % 64);
+    const std::string line = harness::request_line(id, w);
+    const harness::Request read = harness::parse_request_line(line);
+    EXPECT_EQ(read.id, Json(id)) << line;
+    ASSERT_TRUE(std::holds_alternative<Workload>(read.workload)) << line;
+    EXPECT_EQ(std::get<Workload>(read.workload), w) << line;
+    expect_request_reading_agrees(line);
+  }
+}
+
+TEST(RequestLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
+  for (const std::string line : {
+           R"({"chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"query_start_loc":[0,5],"id":3,"num_computed_tokens":[0],"chunk_size":8})",
+           R"({"id":3,"chunk_size":-0,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":08,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":8.0,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":8e0,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":9223372036854775808,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":-9223372036854775809,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5],"chunk_size":9})",
+           R"({"id":3,"chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5],"extra":1})",
+           R"({"id":3,"chunk_size":8,"num_computed_tokens":[0]})",
+           R"({"id":"a","chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":-3,"chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3, "chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":8,"num_computed_tokens":[0,],"query_start_loc":[0,5]})",
+           R"({"id":3,"chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]}x)",
+           R"({"id":3,"chunk_size":8,"num_computed_tokens":[],"query_start_loc":[-7]})",
+           R"({"id":3,"chunk_size":null,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+       }) {
+    expect_request_reading_agrees(line);
+  }
+}
+
 TEST(ResultLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
   const std::vector<std::string> lines = {
       R"({"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",

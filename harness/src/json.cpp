@@ -192,17 +192,6 @@ std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
   return parse_workload(std::get<Json>(value));
 }
 
-Request parse_request_line(std::string_view line) {
-  auto value = parse_json_line(line);
-  if (auto* bad = std::get_if<InputError>(&value)) return {Json(nullptr), std::move(*bad)};
-  Json& object = std::get<Json>(value);
-  Json id = nullptr;
-  if (object.is_object() && object.contains("id")) {
-    id = object["id"];
-    object.erase("id");
-  }
-  return {std::move(id), parse_workload(object)};
-}
 
 Json answer_json(const Json& id, const Json& body) {
   if (id.is_null()) return body;
@@ -303,16 +292,16 @@ class ResultLineReader final : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
-// The compact line chunkmeta's own writers produce (result_line): no
-// whitespace, plain integers, each of the four keys at most once, in any
+// The compact lines chunkmeta's own writers produce (result_line,
+// request_line): no whitespace, plain integers, each key at most once, in any
 // order. Anything else (including what it could read but would rather not,
-// such as -0 or a leading zero) is left to the SAX reader below, which is the
-// reference this is tested against.
-class CompactResultLine {
+// such as -0 or a leading zero) is left to the DOM or SAX readers, which are
+// the reference this is tested against.
+class CompactLine {
  public:
-  explicit CompactResultLine(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+  explicit CompactLine(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
 
-  std::optional<ResultLine> read() {
+  std::optional<ResultLine> read_result() {
     ResultLine line;
     unsigned seen = 0;
     if (!take('{')) return std::nullopt;
@@ -344,6 +333,40 @@ class CompactResultLine {
     return line;
   }
 
+  // A request with an unsigned id (or none) and the three workload keys.
+  std::optional<Request> read_request() {
+    Request request{Json(nullptr), Workload{}};
+    Workload& workload = std::get<Workload>(request.workload);
+    unsigned seen = 0;
+    if (!take('{')) return std::nullopt;
+    for (bool first = true; !take('}'); first = false) {
+      if (!first && !take(',')) return std::nullopt;
+      const std::string_view key = read_key();
+      unsigned bit = 0;
+      if (key == "id") {
+        bit = 8;
+        std::uint64_t id = 0;
+        if (!read_unsigned(id)) return std::nullopt;
+        request.id = id;
+      } else if (key == "chunk_size") {
+        bit = 1;
+        if (!read_integer(workload.chunk_size)) return std::nullopt;
+      } else if (key == "num_computed_tokens") {
+        bit = 2;
+        if (!read_array(workload.num_computed_tokens)) return std::nullopt;
+      } else if (key == "query_start_loc") {
+        bit = 4;
+        if (!read_array(workload.query_start_loc)) return std::nullopt;
+      } else {
+        return std::nullopt;
+      }
+      if (seen & bit) return std::nullopt;
+      seen |= bit;
+    }
+    if (p_ != end_ || (seen & 7) != 7) return std::nullopt;
+    return request;
+  }
+
  private:
   bool take(char c) {
     if (p_ == end_ || *p_ != c) return false;
@@ -368,18 +391,25 @@ class CompactResultLine {
     p_ = next;
     return true;
   }
-  bool read_array(std::vector<std::int32_t>& values) {
-    values.clear();  // a default ChunkMetadata is not empty
+  // An integer that fits Int, as a plain literal (no -0, no fraction or exponent).
+  template <typename Int>
+  bool read_integer(Int& value) {
+    const bool negative = p_ != end_ && *p_ == '-';
+    const auto [next, error] = std::from_chars(p_, end_, value);
+    if (error != std::errc() || !plain_digits(p_ + (negative ? 1 : 0), next) || (negative && value == 0)) return false;
+    if (next != end_ && (*next == '.' || *next == 'e' || *next == 'E')) return false;
+    p_ = next;
+    return true;
+  }
+  template <typename Int>
+  bool read_array(std::vector<Int>& values) {
+    values.clear();  // a default ChunkMetadata or Workload is not empty
     if (!take('[')) return false;
     if (take(']')) return true;
     do {
-      const bool negative = p_ != end_ && *p_ == '-';
-      std::int32_t value = 0;
-      const auto [next, error] = std::from_chars(p_, end_, value);
-      if (error != std::errc() || !plain_digits(p_ + (negative ? 1 : 0), next) || (negative && value == 0)) return false;
-      if (next != end_ && (*next == '.' || *next == 'e' || *next == 'E')) return false;
+      Int value = 0;
+      if (!read_integer(value)) return false;
       values.push_back(value);
-      p_ = next;
     } while (take(','));
     return take(']');
   }
@@ -388,8 +418,22 @@ class CompactResultLine {
   const char* end_;
 };
 
+Request parse_request_line(std::string_view line) {
+  // The harness's own lines, without a DOM (a request can hold 100,000 rows).
+  if (auto compact = CompactLine(line).read_request()) return std::move(*compact);
+  auto value = parse_json_line(line);
+  if (auto* bad = std::get_if<InputError>(&value)) return {Json(nullptr), std::move(*bad)};
+  Json& object = std::get<Json>(value);
+  Json id = nullptr;
+  if (object.is_object() && object.contains("id")) {
+    id = object["id"];
+    object.erase("id");
+  }
+  return {std::move(id), parse_workload(object)};
+}
+
 std::optional<ResultLine> parse_result_line(std::string_view line) {
-  if (auto compact = CompactResultLine(line).read()) return compact;
+  if (auto compact = CompactLine(line).read_result()) return compact;
   ResultLineReader reader;
   if (!Json::sax_parse(line, &reader) || !reader.complete()) return std::nullopt;
   return std::move(reader.line);

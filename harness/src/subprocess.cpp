@@ -436,6 +436,16 @@ Subprocess::~Subprocess() {
   state_->kill_spares();
 }
 
+void Subprocess::start_in_background() {
+  State& s = *state_;
+  if (s.running() || !s.spares.empty()) return;
+  // A spare, as after a crash: the first run() takes it and waits for its warm-up answer.
+  if (auto child = s.spawn()) {
+    s.send_warm_up(*child);
+    s.spares.push_back(*child);
+  }
+}
+
 const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }
 const SubprocessOptions& Subprocess::options() const noexcept { return state_->options; }
 

@@ -498,6 +498,7 @@ int main(int argc, char** argv) {
     resolve.processes = &processes;
     auto impls = implementations(check_impls, resolve);
     if (!impls) return kExitUsage;
+    for (const auto& [name, process] : processes) process->start_in_background();
     options.include_library = false;
     options.prefetch = !check_no_prefetch;
     // The rerun command repeats the options that change what is sent.

@@ -41,6 +41,11 @@ class Subprocess {
   // with that misbehaviour (the rest are for the caller to send again).
   std::vector<Answer> run(std::span<const Workload> workloads);
 
+  // Starts the process and sends it its warm-up now, without waiting: its
+  // start-up (Python + torch: seconds) then overlaps the caller's own work
+  // (the corpus replay, recording a property's cases) instead of the first run().
+  void start_in_background();
+
   const SubprocessStats& stats() const noexcept;
   const SubprocessOptions& options() const noexcept;
 
