@@ -14,9 +14,10 @@ with int32 torch tensors when torch can be imported (else plain lists; --lists o
 TARGET is module:function (the module is imported with the current directory on
 sys.path) or path/to/file.py:function.
 
-This program speaks the JSON Lines protocol of `chunkmeta compute` (README,
+This program speaks the JSON Lines protocol of `chunkmeta compute` (docs/cli.md,
 "The protocol"): one workload per input line, one answer per line in the same order,
-echoing each line's "id". An exception, or a return value that is not three integer
+echoing each line's "id"; a result goes as int32 bytes after a header line when the
+harness offers that (CHUNKMETA_ANSWER_ENCODING=int32le). An exception, or a return value that is not three integer
 sequences, is answered with {"failure": {...}} so the harness reports it as a finding
 of that workload (with the traceback) instead of a crash of the whole run.
 """
