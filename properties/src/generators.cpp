@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 #include <ostream>
 
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/shrink.hpp"
+#include "running_case.hpp"
 
 namespace chunkmeta {
 void showValue(const Workload& workload, std::ostream& os) { os << harness::to_json(workload).dump(); }
@@ -249,15 +251,40 @@ struct LastCandidate {
 };
 thread_local std::optional<LastCandidate> last_candidate;
 
+// The candidates of one shrink pass, asked of the implementation ahead of
+// RapidCheck (detail::RunningCase::answer_ahead) in batches that double while
+// none fails: the first candidate alone, then 2, 4 ... 64.
+struct CandidatesAhead {
+  static constexpr std::size_t kLargestBatch = 64;
+  Workload workload;
+  std::vector<harness::ShrinkStep> steps;
+  std::size_t answered_to = 0;  // candidates before this were asked ahead
+  std::size_t batch = 1;
+
+  void ask_from(std::size_t index) {
+    const auto& answer_ahead = detail::running_case().answer_ahead;
+    if (!answer_ahead || index < answered_to) return;
+    const std::size_t end = std::min(steps.size(), index + batch);
+    batch = std::min(2 * batch, kLargestBatch);
+    std::vector<Workload> candidates;
+    for (std::size_t j = index; j < end; ++j) candidates.push_back(harness::apply(workload, steps[j]));
+    answered_to = end;
+    answer_ahead(candidates);
+  }
+};
+
 // Shrinks a generated workload by harness::shrink_steps (the shrinker every
 // door shares), resuming after the step RapidCheck last took.
 Gen<Workload> shrinking_by_steps(Gen<Workload> unshrunk) {
   return gen::shrink(gen::noShrink(std::move(unshrunk)), [](const Workload& w) {
     const bool resumes = last_candidate && last_candidate->workload == w;
-    auto steps = resumes ? harness::shrink_steps_resuming(w, last_candidate->step) : harness::shrink_steps(w);
-    return rc::seq::map(rc::seq::fromContainer(std::move(steps)), [w](const harness::ShrinkStep& step) {
-      Workload candidate = harness::apply(w, step);
-      last_candidate = LastCandidate{candidate, step};
+    auto pass = std::make_shared<CandidatesAhead>();
+    pass->workload = w;
+    pass->steps = resumes ? harness::shrink_steps_resuming(w, last_candidate->step) : harness::shrink_steps(w);
+    return rc::seq::map(rc::seq::range<std::size_t>(0, pass->steps.size()), [pass](std::size_t index) {
+      pass->ask_from(index);
+      Workload candidate = harness::apply(pass->workload, pass->steps[index]);
+      last_candidate = LastCandidate{candidate, pass->steps[index]};
       return candidate;
     });
   });

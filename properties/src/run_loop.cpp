@@ -256,11 +256,33 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
   detail::ShrinkWatch watch(options, impl.name + ", " + property.name);
   running.on_failure = [&watch](Counterexample& cx) { watch.on_failure(cx); };
   const Implementation measured = instrumented(impl, cache ? &*cache : nullptr, result, watch);
+  // Shrinking through a door that answers in batches: each pass's candidates
+  // are answered ahead into the memo (none already there), one round trip per batch.
+  if (options.prefetch && impl.compute_batch && running.memo != nullptr) {
+    running.answer_ahead = [&impl, &cache, &result, &watch, memo = running.memo](std::span<const Workload> candidates) {
+      if (!watch.failing()) return;
+      if (cache) {  // the implementation is free once the batch in flight is in
+        result.implementation_seconds += cache->land();
+        cache->next = cache->workloads.size();
+      }
+      std::vector<Workload> unknown;
+      for (const auto& candidate : candidates) {
+        if (memo->find(candidate) == nullptr) unknown.push_back(candidate);
+      }
+      if (unknown.empty()) return;
+      const auto start = Clock::now();
+      auto answers = impl.compute_batch(unknown);
+      result.implementation_seconds += seconds_since(start);
+      result.implementation_calls += static_cast<long long>(answers.size());
+      for (std::size_t i = 0; i < answers.size(); ++i) memo->keep(unknown[i], answers[i]);
+    };
+  }
   Tally tally;
   int generated = 0;
   const auto outcome = check_with(property, measured, params, tally, &watch, &generated);
   running.property = nullptr;
   running.on_failure = nullptr;
+  running.answer_ahead = nullptr;
   result.seconds = seconds_since(start);
   result.stopped = watch.stop_reason();
 

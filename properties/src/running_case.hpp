@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -41,6 +42,11 @@ struct RunningCase {
   // The pass that only records the workloads a run will ask for (to fetch their
   // answers in batches): bodies stop once they have asked, judging nothing.
   bool recording = false;
+  // Set while a property shrinks through an implementation that answers in
+  // batches: answers these shrink candidates ahead, into the memo, in one
+  // round trip. RapidCheck still tries candidates in order, so the minimal
+  // case is the same; only the round trips are fewer.
+  std::function<void(std::span<const Workload>)> answer_ahead;
 };
 
 RunningCase& running_case();
