@@ -487,6 +487,7 @@ std::optional<ResultLine> parse_int32le_answer(std::string_view header_line, std
   for (std::size_t a = 0; a < 3; ++a) {
     auto& values = *targets[a];
     values.resize(header->counts[a]);
+    if (values.empty()) continue;  // memcpy is not given the null pointers of empty arrays
     if constexpr (std::endian::native == std::endian::little) {
       std::memcpy(values.data(), at, 4 * values.size());
       at += 4 * values.size();
