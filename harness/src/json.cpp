@@ -303,71 +303,56 @@ class CompactLine {
 
   std::optional<ResultLine> read_result() {
     ResultLine line;
-    unsigned seen = 0;
-    if (!take('{')) return std::nullopt;
-    for (bool first = true; !take('}'); first = false) {
-      if (!first && !take(',')) return std::nullopt;
-      const std::string_view key = read_key();
-      unsigned bit = 0;
-      if (key == "id") {
-        bit = 8;
-        std::uint64_t id = 0;
-        if (!read_unsigned(id)) return std::nullopt;
-        line.id = id;
-      } else if (key == "cu_chunk_seqlen") {
-        bit = 1;
-        if (!read_array(line.result.cu_chunk_seqlen)) return std::nullopt;
-      } else if (key == "seq_idx") {
-        bit = 2;
-        if (!read_array(line.result.seq_idx)) return std::nullopt;
-      } else if (key == "last_chunk_indices") {
-        bit = 4;
-        if (!read_array(line.result.last_chunk_indices)) return std::nullopt;
-      } else {
-        return std::nullopt;
-      }
-      if (seen & bit) return std::nullopt;
-      seen |= bit;
-    }
-    if (p_ != end_ || (seen & 7) != 7) return std::nullopt;
+    const bool read = read_object([&](std::string_view key) -> unsigned {
+      if (key == "id") return read_id(line.id) ? kIdBit : 0;
+      if (key == "cu_chunk_seqlen") return read_array(line.result.cu_chunk_seqlen) ? 1 : 0;
+      if (key == "seq_idx") return read_array(line.result.seq_idx) ? 2 : 0;
+      if (key == "last_chunk_indices") return read_array(line.result.last_chunk_indices) ? 4 : 0;
+      return 0;
+    });
+    if (!read) return std::nullopt;
     return line;
   }
 
   // A request with an unsigned id (or none) and the three workload keys.
   std::optional<Request> read_request() {
-    Request request{Json(nullptr), Workload{}};
-    Workload& workload = std::get<Workload>(request.workload);
-    unsigned seen = 0;
-    if (!take('{')) return std::nullopt;
-    for (bool first = true; !take('}'); first = false) {
-      if (!first && !take(',')) return std::nullopt;
-      const std::string_view key = read_key();
-      unsigned bit = 0;
-      if (key == "id") {
-        bit = 8;
-        std::uint64_t id = 0;
-        if (!read_unsigned(id)) return std::nullopt;
-        request.id = id;
-      } else if (key == "chunk_size") {
-        bit = 1;
-        if (!read_integer(workload.chunk_size)) return std::nullopt;
-      } else if (key == "num_computed_tokens") {
-        bit = 2;
-        if (!read_array(workload.num_computed_tokens)) return std::nullopt;
-      } else if (key == "query_start_loc") {
-        bit = 4;
-        if (!read_array(workload.query_start_loc)) return std::nullopt;
-      } else {
-        return std::nullopt;
-      }
-      if (seen & bit) return std::nullopt;
-      seen |= bit;
-    }
-    if (p_ != end_ || (seen & 7) != 7) return std::nullopt;
-    return request;
+    std::optional<std::uint64_t> id;
+    Workload workload;
+    const bool read = read_object([&](std::string_view key) -> unsigned {
+      if (key == "id") return read_id(id) ? kIdBit : 0;
+      if (key == "chunk_size") return read_integer(workload.chunk_size) ? 1 : 0;
+      if (key == "num_computed_tokens") return read_array(workload.num_computed_tokens) ? 2 : 0;
+      if (key == "query_start_loc") return read_array(workload.query_start_loc) ? 4 : 0;
+      return 0;
+    });
+    if (!read) return std::nullopt;
+    return Request{id ? Json(*id) : Json(nullptr), std::move(workload)};
   }
 
  private:
+  static constexpr unsigned kIdBit = 8;  // the optional key; bits 1, 2 and 4 are the three required ones
+
+  // {"key":value,...} with each key at most once: `read_value` reads the value
+  // of `key` and returns its bit, or 0 for an unknown key or a value it cannot
+  // read. True when the object ends the text and holds the three required keys.
+  template <typename ReadValue>
+  bool read_object(ReadValue read_value) {
+    unsigned seen = 0;
+    if (!take('{')) return false;
+    for (bool first = true; !take('}'); first = false) {
+      if (!first && !take(',')) return false;
+      const unsigned bit = read_value(read_key());
+      if (bit == 0 || (seen & bit) != 0) return false;
+      seen |= bit;
+    }
+    return p_ == end_ && (seen & 7) == 7;
+  }
+  bool read_id(std::optional<std::uint64_t>& id) {
+    std::uint64_t value = 0;
+    if (!read_unsigned(value)) return false;
+    id = value;
+    return true;
+  }
   bool take(char c) {
     if (p_ == end_ || *p_ != c) return false;
     ++p_;
