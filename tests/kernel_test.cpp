@@ -5,6 +5,8 @@
 // double-precision quotient) and with buffers that are exact, roomy or short.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -52,7 +54,7 @@ void expect_kernel_matches_reference(Kernel kernel, const Workload& workload, st
   std::ostringstream where;
   where << name_of(kernel) << " kernel, slack " << slack << ", " << workload;
   ASSERT_EQ(written.chunks, chunks) << where.str();
-  EXPECT_FALSE(written.sequence_too_long) << where.str();
+  EXPECT_FALSE(written.out_of_domain) << where.str();
   EXPECT_EQ(written.overflowed, slack < 0 && chunks > 0) << where.str();
   EXPECT_EQ(last, want.last_chunk_indices) << where.str();
   if (slack < 0) return;  // short buffers: only the count and the overflow flag are promised
@@ -120,6 +122,74 @@ TEST(Kernels, EveryRunnableKernelWritesWhatTheReferenceWritesOnRandomChunkSizes)
   for (int trial = 0; trial < 300; ++trial) {
     const std::int64_t chunk = 1 + static_cast<std::int64_t>(rng() % (trial % 2 == 0 ? 5000 : 0x7FFFFFFF));
     expect_all_kernels_match(edge_workload(chunk, rng, static_cast<int>(rng() % 300)));
+  }
+}
+
+// Runs one kernel on `workload` as Int arrays (roomy buffers) and says
+// whether it refused the values.
+template <typename Int>
+bool kernel_refuses(Kernel kernel, const Workload& workload) {
+  std::vector<Int> computed(workload.num_computed_tokens.begin(), workload.num_computed_tokens.end());
+  std::vector<Int> starts(workload.query_start_loc.begin(), workload.query_start_loc.end());
+  const BasicWorkloadView<Int> view{workload.chunk_size, computed, starts};
+  const std::size_t room = 64 * computed.size() + 64;
+  std::vector<std::int32_t> cu(room + 1), seq(room), last(computed.size());
+  const detail::Destination out{cu.data(), seq.data(), last.data(), static_cast<std::int64_t>(room),
+                                static_cast<std::int64_t>(room + 1), true};
+  return detail::write_rows_with(kernel, view, out).out_of_domain;
+}
+
+// The row pass checks the value rules (3-5) as it reads the rows, so fast()
+// and fast_into() have no separate scan: every break, in every lane of a
+// vector and every block, with 32- and 64-bit inputs, must be refused, and
+// nothing else.
+TEST(Kernels, EveryRunnableKernelRefusesEachValueRuleBreakWhereverItIs) {
+  std::mt19937_64 rng(4);
+  constexpr std::int64_t kHuge = std::int64_t{1} << 40;
+  for (Kernel kernel : runnable_kernels()) {
+    for (int rows : {0, 1, 7, 8, 9, 255, 256, 257, 600}) {
+      Workload valid{(rows % 2 == 0) ? 64 : 7, {}, {static_cast<std::int64_t>(rng() % 100)}};
+      for (int i = 0; i < rows; ++i) {
+        valid.num_computed_tokens.push_back(static_cast<std::int64_t>(rng() % 1000));
+        valid.query_start_loc.push_back(valid.query_start_loc.back() + static_cast<std::int64_t>(rng() % 300));
+      }
+      ASSERT_FALSE(validate(valid).has_value());
+      EXPECT_FALSE(kernel_refuses<std::int32_t>(kernel, valid)) << name_of(kernel) << ", " << valid;
+      EXPECT_FALSE(kernel_refuses<std::int64_t>(kernel, valid)) << name_of(kernel) << ", " << valid;
+      std::vector<std::size_t> places = {0, static_cast<std::size_t>(rows / 2), static_cast<std::size_t>(rows)};
+      for (std::size_t edge : {7, 8, 255, 256, 257}) places.push_back(std::min<std::size_t>(edge, static_cast<std::size_t>(rows)));
+      for (std::size_t at : places) {
+        std::vector<Workload> broken;
+        auto with = [&](auto change) {
+          Workload w = valid;
+          change(w);
+          broken.push_back(w);
+        };
+        with([&](Workload& w) { w.query_start_loc[at] = -1; });
+        with([&](Workload& w) { w.query_start_loc[at] = kMaxValue + 1; });
+        with([&](Workload& w) { w.query_start_loc[at] = std::numeric_limits<std::int64_t>::min(); });
+        if (at > 0) with([&](Workload& w) { w.query_start_loc[at] = w.query_start_loc[at - 1] - 1; });
+        if (at < static_cast<std::size_t>(rows)) {
+          with([&](Workload& w) { w.num_computed_tokens[at] = -1; });
+          with([&](Workload& w) { w.num_computed_tokens[at] = kHuge; });
+          with([&](Workload& w) {
+            w.num_computed_tokens[at] = kMaxValue - (w.query_start_loc[at + 1] - w.query_start_loc[at]) + 1;
+          });
+        }
+        for (const Workload& w : broken) {
+          ASSERT_TRUE(validate(w).has_value()) << w;
+          EXPECT_TRUE(kernel_refuses<std::int64_t>(kernel, w)) << name_of(kernel) << ", int64, " << w;
+          const bool fits_int32 =
+              std::all_of(w.query_start_loc.begin(), w.query_start_loc.end(),
+                          [](std::int64_t v) { return v == static_cast<std::int32_t>(v); }) &&
+              std::all_of(w.num_computed_tokens.begin(), w.num_computed_tokens.end(),
+                          [](std::int64_t v) { return v == static_cast<std::int32_t>(v); });
+          if (fits_int32) {
+            EXPECT_TRUE(kernel_refuses<std::int32_t>(kernel, w)) << name_of(kernel) << ", int32, " << w;
+          }
+        }
+      }
+    }
   }
 }
 

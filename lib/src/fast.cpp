@@ -1,5 +1,5 @@
-// Production implementation: a branch-free (vectorised) scan of the value
-// rules, then the row pass (write_rows.hpp), which checks the sequence rule,
+// Production implementation: the shape rules, then the row pass
+// (write_rows.hpp), which checks the value rules as it reads the rows,
 // counts each row's chunks in closed form and writes them.
 #include <algorithm>
 
@@ -10,15 +10,7 @@
 namespace chunkmeta {
 namespace {
 
-// Rules 1-4 (shape and values); write_rows checks rule 5 as it goes.
-template <typename Int>
-std::optional<Error> check_shape_and_values(const BasicWorkloadView<Int>& workload) noexcept {
-  if (auto bad = detail::check_shape(workload)) return bad;
-  if (!detail::values_in_domain(workload)) return detail::first_broken_rule(workload);
-  return std::nullopt;
-}
-
-// For a workload that passed check_shape_and_values: runs write_rows and turns
+// For a workload of valid shape (rules 1-2): runs write_rows and turns
 // what went wrong into the error validation would give, then the cap, then
 // the buffers' sizes.
 template <typename Int>
@@ -32,7 +24,7 @@ Result<OutputSizes> write_checked(const BasicWorkloadView<Int>& workload, const 
                                 std::max<std::int64_t>(0, std::min(cu_size - 1, seq_size)), cu_size,
                                 last_size >= rows};
   const detail::RowsWritten written = detail::write_rows(workload, destination);
-  if (written.sequence_too_long) return detail::first_broken_rule(workload);
+  if (written.out_of_domain) return detail::first_broken_rule(workload);
   const std::int64_t chunks = written.chunks;
   if (chunks > detail::chunk_cap(limits)) return detail::output_too_large(chunks, detail::chunk_cap(limits));
   const OutputSizes need{chunks + 1, chunks, rows};
@@ -53,13 +45,20 @@ Result<OutputSizes> write_checked(const BasicWorkloadView<Int>& workload, const 
 // only to reject a workload whose rows break the sequence rule.
 template <typename Int>
 Result<ChunkMetadata> fast_returning(const BasicWorkloadView<Int>& workload, const Limits& limits) {
-  if (auto bad = check_shape_and_values(workload)) return *bad;
+  if (auto bad = detail::check_shape(workload)) return *bad;
   const auto rows = static_cast<std::int64_t>(workload.num_computed_tokens.size());
-  const std::int64_t tokens = std::int64_t{workload.query_start_loc[rows]} - std::int64_t{workload.query_start_loc[0]};
-  std::int64_t capacity = tokens / workload.chunk_size + 2 * rows;
+  // Wrapping: values not checked yet may make any span; a negative or large
+  // one goes to the exact count, which checks every rule, and write_rows
+  // refuses the rest before it writes.
+  const auto span = static_cast<std::int64_t>(static_cast<std::uint64_t>(std::int64_t{workload.query_start_loc[rows]}) -
+                                              static_cast<std::uint64_t>(std::int64_t{workload.query_start_loc[0]}));
   // Zero-filling this many entries costs more than counting 1/16 as many rows exactly.
   constexpr std::int64_t kCountBeforeFilling = std::int64_t{1} << 16;
-  if (capacity > detail::chunk_cap(limits) || capacity > 16 * rows + kCountBeforeFilling) {
+  const std::int64_t most_to_fill = std::min(detail::chunk_cap(limits), 16 * rows + kCountBeforeFilling);
+  std::int64_t capacity = 0;
+  if (span >= 0 && span / workload.chunk_size <= most_to_fill - 2 * rows) {
+    capacity = span / workload.chunk_size + 2 * rows;
+  } else {
     auto exact = detail::checked_sizes(workload, limits);
     if (!exact.ok()) return exact.error();
     capacity = exact.value().num_chunks();
@@ -78,7 +77,7 @@ Result<ChunkMetadata> fast_returning(const BasicWorkloadView<Int>& workload, con
 template <typename Int>
 Result<OutputSizes> validated_write(const BasicWorkloadView<Int>& workload, const OutputBuffers& out,
                                     const Limits& limits) noexcept {
-  if (auto bad = check_shape_and_values(workload)) return *bad;
+  if (auto bad = detail::check_shape(workload)) return *bad;
   return write_checked(workload, out, limits);
 }
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace chunkmeta::detail::CHUNKMETA_KERNEL_ISA {
 
@@ -46,6 +47,20 @@ inline V load_lanes(const T* from) noexcept {
 template <typename T, typename V>
 inline void store_lanes(T* to, const V& v) noexcept {
   std::memcpy(to, &v, sizeof v);
+}
+
+// Inclusive prefix sum across the lanes: log2(kLanes) shifted adds.
+inline LaneU32 prefix_sum(LaneU32 x) noexcept {
+  const LaneU32 zero{};
+#if defined(__AVX2__)
+  x += __builtin_shufflevector(x, zero, 8, 0, 1, 2, 3, 4, 5, 6);
+  x += __builtin_shufflevector(x, zero, 8, 8, 0, 1, 2, 3, 4, 5);
+  x += __builtin_shufflevector(x, zero, 8, 8, 8, 8, 0, 1, 2, 3);
+#else
+  x += __builtin_shufflevector(x, zero, 4, 0, 1, 2);
+  x += __builtin_shufflevector(x, zero, 4, 4, 0, 1);
+#endif
+  return x;
 }
 
 // Lane-wise `mask ? a : b` for a comparison's all-ones/zero mask (spelled
@@ -95,15 +110,92 @@ class LaneDivisor {
   double inverse_;
 };
 
-// What the writes need of each row of a block: its chunk count, and `base`,
-// the wrapped 32-bit value pos + head - has_head*C. Chunk j of the row starts
-// at base + j*C, except a head chunk, which starts at pos: the formula puts
-// it below pos (head < C), so max(pos, base + j*C) is right for every j.
+// One vector of rows as the lane pass reads them: computed tokens, new
+// tokens, and the position of the row's first token (from the batch's first).
+struct RowLanes {
+  LaneU32 computed;
+  LaneU32 new_tokens;
+  LaneU32 pos;
+};
+
+// The input integers in vector lanes, kLanes of them: 32-bit inputs are the
+// lanes themselves; 64-bit inputs are narrowed after the domain check.
+template <typename Int>
+struct InputLanes;
+template <>
+struct InputLanes<std::int32_t> {
+  using type = LaneU32;
+};
+template <>
+struct InputLanes<std::int64_t> {
+  using type = std::uint64_t __attribute__((vector_size(8 * kLanes)));
+};
+
+// Reads a block's rows straight from the caller's arrays and checks the
+// value rules on the way (rules 3-5: every value, step and c_i + n_i in
+// [0, 2^31-1]), so a valid workload is read once. Branch-free: bits at 31
+// and up are ORed together, and `in_domain` looks at them once per block.
+// With every input in [0, 2^31-1], a decreasing step wraps to a value with
+// its top bit set, and c + n < 2^32 is exact in 32 bits.
+template <typename Int>
+class RowReader {
+ public:
+  using Wide = typename InputLanes<Int>::type;
+
+  RowReader(const Int* computed, const Int* starts) noexcept
+      : computed_(computed), starts_(starts), origin_(static_cast<std::uint32_t>(starts[0])) {
+    wide_bits_ = Wide{} + static_cast<std::make_unsigned_t<Int>>(starts[0]);
+  }
+
+  // Rows [row, row + kLanes), all of which exist.
+  RowLanes at(std::size_t row) noexcept { return read(computed_ + row, starts_ + row); }
+
+  // Rows [row, row + count) with count < kLanes, padded with rows of no
+  // tokens (which have no chunks).
+  RowLanes tail(std::size_t row, std::size_t count) noexcept {
+    Int computed[kLanes] = {};
+    Int starts[kLanes + 1];
+    for (std::size_t j = 0; j <= kLanes; ++j) starts[j] = starts_[row + (j < count ? j : count)];
+    for (std::size_t j = 0; j < count; ++j) computed[j] = computed_[row + j];
+    return read(computed, starts);
+  }
+
+  bool in_domain() const noexcept {
+    const Wide wide = wide_bits_ >> 31;
+    const LaneU32 narrow = narrow_bits_ >> 31;
+    bool any = false;
+    for (std::size_t j = 0; j < kLanes; ++j) any |= (wide[j] | narrow[j]) != 0;
+    return !any;
+  }
+
+ private:
+  RowLanes read(const Int* computed, const Int* starts) noexcept {
+    const auto c = load_lanes<Wide>(computed);
+    const auto s0 = load_lanes<Wide>(starts);
+    const auto s1 = load_lanes<Wide>(starts + 1);
+    const Wide n = s1 - s0;
+    wide_bits_ |= c | s1 | n;
+    const RowLanes lanes{narrow(c), narrow(n), narrow(s0) - origin_};
+    narrow_bits_ |= lanes.computed + lanes.new_tokens;
+    return lanes;
+  }
+  static LaneU32 narrow(Wide x) noexcept { return __builtin_convertvector(x, LaneU32); }
+
+  const Int* computed_;
+  const Int* starts_;
+  std::uint32_t origin_;
+  Wide wide_bits_;
+  LaneU32 narrow_bits_{};
+};
+
+// What the writes need of each row of a block: its position, its chunk
+// count, and `base`, the wrapped 32-bit value pos + head - has_head*C. Chunk
+// j of the row starts at base + j*C, except a head chunk, which starts at
+// pos: the formula puts it below pos (head < C), so max(pos, base + j*C) is
+// right for every j.
 template <std::size_t Rows>
 struct RowPlan {
   static_assert(Rows % 8 == 0);
-  alignas(32) std::uint32_t computed[Rows];
-  alignas(32) std::uint32_t new_tokens[Rows];
   alignas(32) std::uint32_t pos[Rows];
   alignas(32) std::uint32_t chunks[Rows];
   alignas(32) std::uint32_t base[Rows];
@@ -119,43 +211,49 @@ class LaneChunk {
         shift_(static_cast<std::uint32_t>(__builtin_ctz(chunk | 0x80000000u))),
         divisor_(chunk) {}
 
-  // Plans the first `count` rows (a multiple of kLanes) from their computed
-  // tokens, new tokens and positions, each in [0, 2^31-1], and returns the
-  // largest chunk count among them.
-  template <std::size_t Rows>
-  std::uint32_t cut(RowPlan<Rows>& plan, std::size_t count) const noexcept {
+  // Plans rows [first, first + count) of the batch into plan[0, count), read
+  // through `rows`, and returns the largest chunk count among them. Lanes
+  // past `count` (up to the next multiple of kLanes) are planned as empty rows.
+  template <std::size_t Rows, typename Int>
+  std::uint32_t cut(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count) const noexcept {
     if (power_of_two_) {
-      return cut_lanes(plan, count, [this](LaneU32 x) { return x >> shift_; },
+      return cut_lanes(plan, rows, first, count, [this](LaneU32 x) { return x >> shift_; },
                        [this](LaneU32 x) { return x & (chunk_ - 1); });
     }
-    return cut_lanes(plan, count, [this](LaneU32 x) { return divisor_.quotient(x); },
+    return cut_lanes(plan, rows, first, count, [this](LaneU32 x) { return divisor_.quotient(x); },
                      [this](LaneU32 x) { return x - divisor_.quotient(x) * chunk_; });
   }
 
  private:
-  // cut_row's steps (row_math.hpp), kLanes rows at a time.
-  template <std::size_t Rows, typename Quotient, typename Remainder>
-  std::uint32_t cut_lanes(RowPlan<Rows>& plan, std::size_t count, Quotient quotient,
-                          Remainder remainder) const noexcept {
+  template <std::size_t Rows, typename Int, typename Quotient, typename Remainder>
+  std::uint32_t cut_lanes(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count,
+                          Quotient quotient, Remainder remainder) const noexcept {
     LaneU32 most{};
-    for (std::size_t i = 0; i < count; i += kLanes) {
-      const auto c = load_lanes<LaneU32>(plan.computed + i);
-      const auto n = load_lanes<LaneU32>(plan.new_tokens + i);
-      const auto pos = load_lanes<LaneU32>(plan.pos + i);
-      const LaneU32 misalignment = remainder(c);
-      const auto misaligned = reinterpret_cast<LaneU32>(misalignment != 0);  // all ones or zero
-      const LaneU32 gap = (chunk_ - misalignment) & misaligned;
-      // Signed compares (values below 2^31): SSE2 has no unsigned one, and GCC
-      // turns an unsigned vector compare into scalar code there.
-      const LaneU32 head = select(as_signed(n) < as_signed(gap), n, gap);
-      const LaneU32 chunks = (misaligned & 1u) + quotient(n - head + (chunk_ - 1));
+    const auto plan_lanes = [&](std::size_t i, const RowLanes& row) {
+      const LaneU32 chunks = cut_one(row, quotient, remainder, plan.base + i);
+      store_lanes(plan.pos + i, row.pos);
       store_lanes(plan.chunks + i, chunks);
-      store_lanes(plan.base + i, pos + head - (chunk_ & misaligned));
       most = select(as_signed(chunks) > as_signed(most), chunks, most);  // a row has at most 2^31-1 chunks
-    }
+    };
+    std::size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) plan_lanes(i, rows.at(first + i));
+    if (i < count) plan_lanes(i, rows.tail(first + i, count - i));
     std::uint32_t largest = 0;
     for (std::size_t j = 0; j < kLanes; ++j) largest = most[j] > largest ? most[j] : largest;
     return largest;
+  }
+
+  // cut_row's steps (row_math.hpp) in lanes; stores base and returns the chunk counts.
+  template <typename Quotient, typename Remainder>
+  LaneU32 cut_one(const RowLanes& row, Quotient quotient, Remainder remainder, std::uint32_t* base) const noexcept {
+    const LaneU32 misalignment = remainder(row.computed);
+    const auto misaligned = reinterpret_cast<LaneU32>(misalignment != 0);  // all ones or zero
+    const LaneU32 gap = (chunk_ - misalignment) & misaligned;
+    // Signed compares (values below 2^31): SSE2 has no unsigned one, and GCC
+    // turns an unsigned vector compare into scalar code there.
+    const LaneU32 head = select(as_signed(row.new_tokens) < as_signed(gap), row.new_tokens, gap);
+    store_lanes(base, row.pos + head - (chunk_ & misaligned));
+    return (misaligned & 1u) + quotient(row.new_tokens - head + (chunk_ - 1));
   }
 
   std::uint32_t chunk_;

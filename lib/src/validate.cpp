@@ -80,7 +80,8 @@ Error first_broken_rule(const BasicWorkloadView<Int>& workload) noexcept {
     const std::int64_t sequence = std::int64_t{computed[i]} + (std::int64_t{starts[i + 1]} - std::int64_t{starts[i]});
     if (sequence > kMaxValue) return error_at(ErrorCode::sequence_too_long, kComputed, i, sequence, kMaxValue);
   }
-  // Unreachable when the caller's fast scan is right; say so rather than invent a rule.
+  // Unreachable when the caller's branch-free check (values_in_domain, or the
+  // row pass's RowReader) is right; say so rather than invent a rule.
   return error_at(ErrorCode::value_too_large, kQueryStartLoc, Error::kNoIndex, 0, kMaxValue);
 }
 

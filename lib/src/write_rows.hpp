@@ -1,5 +1,5 @@
-// The fast implementation's row pass: cuts every row of a valid workload and
-// writes its chunks. Compiled once per instruction set (write_rows_kernel.hpp,
+// The fast implementation's row pass: checks the value rules (3-5) as it
+// reads the rows, cuts every row and writes its chunks. Compiled once per instruction set (write_rows_kernel.hpp,
 // included by write_rows_baseline.cpp and, on x86-64, write_rows_avx2.cpp);
 // write_rows picks the best one the CPU runs, once per process.
 #pragma once
@@ -25,11 +25,11 @@ struct Destination {
 
 struct RowsWritten {
   std::int64_t chunks = 0;
-  bool sequence_too_long = false;  // some row has c_i + n_i > 2^31-1
+  bool out_of_domain = false;  // some value, step or c_i + n_i is outside [0, 2^31-1]: nothing more was written
   bool overflowed = false;         // some row did not fit in `room`
 };
 
-// A valid workload as raw arrays: what a kernel reads.
+// A workload of valid shape as raw arrays: what a kernel reads.
 template <typename Int>
 struct RowInputs {
   std::int64_t chunk_size;
@@ -41,7 +41,7 @@ struct RowInputs {
 // The instruction sets a kernel is built for.
 enum class Kernel { baseline, avx2 };
 
-// For a workload whose shape and values are valid (rules 1-4), with the
+// For a workload whose shape is valid (rules 1-2), with the
 // kernel the CPU runs best.
 template <typename Int>
 RowsWritten write_rows(const BasicWorkloadView<Int>& workload, const Destination& out) noexcept;

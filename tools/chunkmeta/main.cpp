@@ -5,7 +5,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <malloc.h>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -20,6 +19,7 @@
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/keep_freed_memory.hpp"
 #include "chunkmeta/harness/subprocess.hpp"
 #include "chunkmeta/properties/check.hpp"
 
@@ -304,20 +304,10 @@ bool known_properties(const std::vector<std::string>& names) {
   return true;
 }
 
-// Cases' outputs reach megabytes and are freed case after case; glibc hands
-// blocks that large back to the kernel (mmap/munmap, heap trim), so each case
-// paid page faults and page clearing for fresh memory (~20% of a check run).
-// Keeping freed memory in the heap costs at most the largest case's footprint.
-void keep_freed_memory() {
-  constexpr int kLargest = 1 << 30;
-  mallopt(M_MMAP_THRESHOLD, kLargest);
-  mallopt(M_TRIM_THRESHOLD, kLargest);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  keep_freed_memory();
+  chunkmeta::harness::keep_freed_memory();  // cases' outputs reach megabytes, freed case after case
   CLI::App app{"chunkmeta: Mamba chunk metadata (cu_chunk_seqlen, seq_idx, last_chunk_indices), a fast "
                "implementation, and a harness that proves implementations equal to the reference."};
   app.set_version_flag("--version", std::string("chunkmeta ") + std::string(kVersion));
