@@ -3,15 +3,21 @@
 // never computed, never crash; valid input must be computed correctly. A
 // plugin (CHUNKMETA_FUZZ_PLUGIN) is sent invalid input only if its flags say it validates.
 // The error is also printed (message() and operator<<, for people), which must
-// name its code for any values (extreme ones included), under the sanitizers.
+// name its code for any values (extreme ones included), under the sanitizers;
+// on small batches the workload, its sizes and its result are printed too,
+// and must name each field and show every value in order.
 // On valid input, fast_into's buffer contract is checked too (harness::
 // check_fast_into_buffers): each buffer one entry short (its error printed
 // like the others), then all roomy.
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
@@ -28,6 +34,77 @@ void check_printed(const chunkmeta::Error& error) {
                  expected.c_str());
     std::abort();
   }
+}
+
+// People read workloads and results as operator<< prints them (test failures,
+// counterexample reports) and copy them into tests: the printed text must
+// name each field and show every value, in order. Checked on batches of up to
+// kPrintedRows rows, so printing stays a small part of an execution.
+constexpr std::size_t kPrintedRows = 16;
+
+// Every integer in `text` in order (a '-' right before digits is its sign).
+std::vector<std::int64_t> integers_in(const std::string& text) {
+  std::vector<std::int64_t> found;
+  for (std::size_t i = 0; i < text.size();) {
+    const bool negative = text[i] == '-' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]));
+    if (!negative && !std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i + (negative ? 1 : 0);
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    found.push_back(std::stoll(text.substr(i, end - i)));
+    i = end;
+  }
+  return found;
+}
+
+template <typename T>
+void check_prints_values(const T& value, std::initializer_list<std::string_view> fields,
+                         const std::vector<std::int64_t>& values) {
+  std::ostringstream printed;
+  printed << value;
+  const std::string text = printed.str();
+  std::size_t from = 0;
+  for (std::string_view field : fields) {
+    from = text.find(field, from);
+    if (from == std::string::npos) {
+      std::fprintf(stderr, "\"%s\" does not name %.*s (in order)\n", text.c_str(), static_cast<int>(field.size()),
+                   field.data());
+      std::abort();
+    }
+  }
+  if (integers_in(text) != values) {
+    std::fprintf(stderr, "\"%s\" does not show the %zu values printed from, in order\n", text.c_str(), values.size());
+    std::abort();
+  }
+}
+
+template <typename Int>
+void append(std::vector<std::int64_t>& to, const std::vector<Int>& values) {
+  to.insert(to.end(), values.begin(), values.end());
+}
+
+void check_printing(const chunkmeta::Workload& workload) {
+  if (workload.num_computed_tokens.size() > kPrintedRows || workload.query_start_loc.size() > kPrintedRows + 1) return;
+  std::vector<std::int64_t> values{workload.chunk_size};
+  append(values, workload.num_computed_tokens);
+  append(values, workload.query_start_loc);
+  check_prints_values(workload, {"chunk_size", "num_computed_tokens", "query_start_loc"}, values);
+  const auto view = chunkmeta::view_of(workload);
+  const auto sizes = chunkmeta::output_sizes(view);
+  if (!sizes.ok()) return;  // the error's printing is check_printed's
+  const chunkmeta::OutputSizes& need = sizes.value();
+  check_prints_values(sizes, {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"},
+                      {need.cu_chunk_seqlen, need.seq_idx, need.last_chunk_indices});
+  if (need.num_chunks() > static_cast<std::int64_t>(4 * kPrintedRows)) return;
+  const auto computed = chunkmeta::reference(view);
+  if (!computed.ok()) return;
+  values.clear();
+  append(values, computed.value().cu_chunk_seqlen);
+  append(values, computed.value().seq_idx);
+  append(values, computed.value().last_chunk_indices);
+  check_prints_values(computed, {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"}, values);
 }
 
 void check_caller_buffers(const chunkmeta::Workload& workload, std::span<const std::uint8_t> input) {
@@ -57,6 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const chunkmeta::Workload workload = decode_any_workload(input);
   const auto sizes = chunkmeta::output_sizes(chunkmeta::view_of(workload));
   if (!sizes.ok()) check_printed(sizes.error());
+  check_printing(workload);
   // Valid but too large to compute within one iteration: output_sizes() has exercised validation.
   if (sizes.ok() && sizes.value().num_chunks() > kFuzzMaxChunks) return 0;
   abort_on_failure(check_all(workload, fuzz_implementations(), "fuzz robustness"), input);

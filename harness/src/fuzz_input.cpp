@@ -149,7 +149,8 @@ Workload decode_any_workload(std::span<const std::uint8_t> bytes) {
   const auto value = [&]() -> std::int64_t {
     const std::uint8_t tag = in.byte();
     if (tag % 4 == 0) return in.raw64();
-    if (tag % 4 == 1) return static_cast<std::int64_t>(in.varint()) - 64;
+    // Wrapping (found by fuzz_robustness: a varint from 2^63 up overflowed the subtraction).
+    if (tag % 4 == 1) return static_cast<std::int64_t>(in.varint() - 64);
     return static_cast<std::int64_t>(in.varint());
   };
   w.chunk_size = value();
