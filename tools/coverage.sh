@@ -5,7 +5,7 @@
 # the missed lines and branch edges by file:line (tools/coverage_summary.py).
 #   tools/coverage.sh                 both tables (about 6 minutes on 2 cores)
 #   tools/coverage.sh --corpus-only   the corpus table alone, building only the
-#                                     replaying programs (CI's coverage stage, ~2 minutes)
+#                                     replaying programs (CI's coverage stage, about a minute)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 corpus_only=false

@@ -1,7 +1,8 @@
 // The fast implementation's row pass: checks the value rules (3-5) as it
-// reads the rows, cuts every row and writes its chunks. Compiled once per instruction set (write_rows_kernel.hpp,
-// included by write_rows_baseline.cpp and, on x86-64, write_rows_avx2.cpp);
-// write_rows picks the best one the CPU runs, once per process.
+// reads the rows, cuts every row and writes its chunks. Compiled once per
+// instruction set (write_rows_kernel.hpp, included by write_rows_baseline.cpp
+// and, on x86-64, write_rows_avx2.cpp); write_rows picks the best one the CPU
+// runs, once per process.
 #pragma once
 
 #include <cstddef>
