@@ -85,20 +85,19 @@ void append(std::vector<std::int64_t>& to, const std::vector<Int>& values) {
   to.insert(to.end(), values.begin(), values.end());
 }
 
-void check_printing(const chunkmeta::Workload& workload) {
+// `sizes` is output_sizes() of the workload, which the entry point has already asked.
+void check_printing(const chunkmeta::Workload& workload, const chunkmeta::Result<chunkmeta::OutputSizes>& sizes) {
   if (workload.num_computed_tokens.size() > kPrintedRows || workload.query_start_loc.size() > kPrintedRows + 1) return;
   std::vector<std::int64_t> values{workload.chunk_size};
   append(values, workload.num_computed_tokens);
   append(values, workload.query_start_loc);
   check_prints_values(workload, {"chunk_size", "num_computed_tokens", "query_start_loc"}, values);
-  const auto view = chunkmeta::view_of(workload);
-  const auto sizes = chunkmeta::output_sizes(view);
   if (!sizes.ok()) return;  // the error's printing is check_printed's
   const chunkmeta::OutputSizes& need = sizes.value();
   check_prints_values(sizes, {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"},
                       {need.cu_chunk_seqlen, need.seq_idx, need.last_chunk_indices});
   if (need.num_chunks() > static_cast<std::int64_t>(4 * kPrintedRows)) return;
-  const auto computed = chunkmeta::reference(view);
+  const auto computed = chunkmeta::reference(chunkmeta::view_of(workload));
   if (!computed.ok()) return;
   values.clear();
   append(values, computed.value().cu_chunk_seqlen);
@@ -134,7 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const chunkmeta::Workload workload = decode_any_workload(input);
   const auto sizes = chunkmeta::output_sizes(chunkmeta::view_of(workload));
   if (!sizes.ok()) check_printed(sizes.error());
-  check_printing(workload);
+  check_printing(workload, sizes);
   // Valid but too large to compute within one iteration: output_sizes() has exercised validation.
   if (sizes.ok() && sizes.value().num_chunks() > kFuzzMaxChunks) return 0;
   abort_on_failure(check_all(workload, fuzz_implementations(), "fuzz robustness"), input);

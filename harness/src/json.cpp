@@ -192,7 +192,6 @@ std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
   return parse_workload(std::get<Json>(value));
 }
 
-
 Json answer_json(const Json& id, const Json& body) {
   if (id.is_null()) return body;
   Json answer = Json::object();

@@ -143,6 +143,13 @@ struct Prefetched {
     for (auto& answer : in_flight.get()) answers.push_back(std::move(answer));
     return seconds_since(start);
   }
+  // Shrinking has begun: lands the batch in flight (the implementation is then
+  // free) and serves nothing more; the seconds waited.
+  double stop() {
+    const double waited = land();
+    next = workloads.size();
+    return waited;
+  }
 };
 
 Prefetched record_workloads(const Property& property, const Implementation& impl,
@@ -225,9 +232,7 @@ Implementation instrumented(const Implementation& impl, Prefetched* cache, Prope
           return std::move(cache->answers[cache->next++]);  // each is asked for once
         }
       }
-      // Shrinking has begun: the implementation is free once the batch in flight is in.
-      stats.implementation_seconds += cache->land();
-      cache->next = cache->workloads.size();
+      stats.implementation_seconds += cache->stop();
     }
     const auto start = Clock::now();
     Answer answer = impl.compute(w);
@@ -261,10 +266,7 @@ PropertyResult run_round(const Property& property, const Implementation& impl, c
   if (options.prefetch && impl.compute_batch && running.memo != nullptr) {
     running.answer_ahead = [&impl, &cache, &result, &watch, memo = running.memo](std::span<const Workload> candidates) {
       if (!watch.failing()) return;
-      if (cache) {  // the implementation is free once the batch in flight is in
-        result.implementation_seconds += cache->land();
-        cache->next = cache->workloads.size();
-      }
+      if (cache) result.implementation_seconds += cache->stop();
       std::vector<Workload> unknown;
       for (const auto& candidate : candidates) {
         if (memo->find(candidate) == nullptr) unknown.push_back(candidate);
