@@ -201,6 +201,12 @@ struct RowPlan {
   alignas(32) std::uint32_t base[Rows];
 };
 
+// Which writes a planned block can take: by the chunk count of its widest row.
+struct BlockWidth {
+  bool within_two;   // every row has at most 2 chunks
+  bool within_four;  // every row has at most 4
+};
+
 // The chunk size as the lanes need it: a shift and mask for powers of two
 // (engines' chunk sizes), the double-precision divisor otherwise.
 class LaneChunk {
@@ -212,10 +218,10 @@ class LaneChunk {
         divisor_(chunk) {}
 
   // Plans rows [first, first + count) of the batch into plan[0, count), read
-  // through `rows`, and returns the largest chunk count among them. Lanes
-  // past `count` (up to the next multiple of kLanes) are planned as empty rows.
+  // through `rows`, and says how wide its widest row is. Lanes past `count`
+  // (up to the next multiple of kLanes) are planned as empty rows.
   template <std::size_t Rows, typename Int>
-  std::uint32_t cut(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count) const noexcept {
+  BlockWidth cut(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count) const noexcept {
     if (power_of_two_) {
       return cut_lanes(plan, rows, first, count, [this](LaneU32 x) { return x >> shift_; },
                        [this](LaneU32 x) { return x & (chunk_ - 1); });
@@ -226,21 +232,29 @@ class LaneChunk {
 
  private:
   template <std::size_t Rows, typename Int, typename Quotient, typename Remainder>
-  std::uint32_t cut_lanes(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count,
-                          Quotient quotient, Remainder remainder) const noexcept {
-    LaneU32 most{};
+  BlockWidth cut_lanes(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count,
+                       Quotient quotient, Remainder remainder) const noexcept {
+    // Bit 31 of chunks + 2^31 - (w + 1) is set where chunks > w (a row of a
+    // valid block has at most 2^31-1 chunks). ORs, not a running maximum:
+    // their chain is one instruction per vector.
+    LaneU32 over_two{};
+    LaneU32 over_four{};
     const auto plan_lanes = [&](std::size_t i, const RowLanes& row) {
       const LaneU32 chunks = cut_one(row, quotient, remainder, plan.base + i);
       store_lanes(plan.pos + i, row.pos);
       store_lanes(plan.chunks + i, chunks);
-      most = select(as_signed(chunks) > as_signed(most), chunks, most);  // a row has at most 2^31-1 chunks
+      over_two |= chunks + (0x80000000u - 3);
+      over_four |= chunks + (0x80000000u - 5);
     };
     std::size_t i = 0;
     for (; i + kLanes <= count; i += kLanes) plan_lanes(i, rows.at(first + i));
     if (i < count) plan_lanes(i, rows.tail(first + i, count - i));
-    std::uint32_t largest = 0;
-    for (std::size_t j = 0; j < kLanes; ++j) largest = most[j] > largest ? most[j] : largest;
-    return largest;
+    BlockWidth width{true, true};
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      width.within_two &= over_two[j] >> 31 == 0;
+      width.within_four &= over_four[j] >> 31 == 0;
+    }
+    return width;
   }
 
   // cut_row's steps (row_math.hpp) in lanes; stores base and returns the chunk counts.

@@ -9,6 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "row_lanes.hpp"
 #include "write_rows.hpp"
 
@@ -19,6 +23,30 @@ namespace chunkmeta::detail::CHUNKMETA_KERNEL_ISA {
 
 inline constexpr std::size_t kBlockRows = 256;  // the plan lives on the stack: fast_into allocates nothing
 inline constexpr std::size_t kNarrowLanes = 4;
+
+#if defined(__AVX2__)
+// For each key of 4 rows (bit r: row r has 1 chunk, bit 4 + r: it has 2),
+// the lane of [first starts of rows 0-3, second starts of rows 0-3] that
+// each of 8 output slots takes, one byte per slot. Row r's lane is r or
+// 4 + r, so `lane & 3` is the row. Slots past the rows' chunks take lane 0:
+// scratch that the next rows overwrite.
+struct PairSlots {
+  std::uint64_t lanes[256];
+};
+constexpr PairSlots make_pair_slots() {
+  PairSlots slots{};
+  for (unsigned key = 0; key < 256; ++key) {
+    unsigned slot = 0;
+    for (unsigned row = 0; row < 4; ++row) {
+      const unsigned chunks = (key >> row & 1u) + 2 * (key >> (row + 4) & 1u);  // 3 never occurs
+      for (unsigned j = 0; j < chunks && slot < 8; ++j, ++slot)
+        slots.lanes[key] |= std::uint64_t{row + 4 * j} << (8 * slot);
+    }
+  }
+  return slots;
+}
+inline constexpr PairSlots kPairSlots = make_pair_slots();
+#endif
 
 class RowWriter {
  public:
@@ -52,6 +80,29 @@ class RowWriter {
     }
   }
 
+#if defined(__AVX2__)
+  // Rows [i, i + 8) of a plan whose rows have at most 2 chunks each, in four
+  // stores: each 4 rows' chunks fill at most 8 slots, so one permutation of
+  // the 4 rows' first and second chunk starts lays them out, chosen by which
+  // rows have 1 and which 2 chunks. k_low and k_high are the slots of rows
+  // i and i + 4; the 8 slots from each must be inside the buffers.
+  void write_pairs(std::int32_t* cu, std::int32_t* seq, std::int64_t k_low, std::int64_t k_high,
+                   const std::uint32_t* pos, const std::uint32_t* base, const std::uint32_t* chunks,
+                   std::int32_t row) const noexcept {
+    const auto start = load_lanes<LaneI32>(pos);
+    const auto at = load_lanes<LaneI32>(base);
+    const LaneI32 first = select(at < start, start, at);
+    const LaneI32 second = at + static_cast<std::int32_t>(chunk_);
+    const auto counts = load_lanes<LaneU32>(chunks);
+    const unsigned ones = sign_bits(counts << 31);
+    const unsigned twos = sign_bits(counts << 30);
+    write_four(cu, seq, k_low, __builtin_shufflevector(first, second, 0, 1, 2, 3, 8, 9, 10, 11),
+               (ones & 0xFu) | (twos & 0xFu) << 4, row);
+    write_four(cu, seq, k_high, __builtin_shufflevector(first, second, 4, 5, 6, 7, 12, 13, 14, 15),
+               ones >> 4 | (twos & 0xF0u), row + 4);
+  }
+#endif
+
   // Any length; writes exactly the row's own entries.
   void write_exact(std::int32_t* cu, std::int32_t* seq, std::int64_t k, std::uint32_t pos, std::uint32_t base,
                    std::uint32_t chunks, std::int32_t row) const noexcept {
@@ -65,6 +116,23 @@ class RowWriter {
 
  private:
   static constexpr std::size_t kVectors = 8 / kLanes;  // vectors per group of 8 slots
+
+#if defined(__AVX2__)
+  static unsigned sign_bits(LaneU32 x) noexcept {
+    return static_cast<unsigned>(_mm256_movemask_ps(reinterpret_cast<__m256>(x)));
+  }
+  // `starts` holds 4 rows' first chunk starts then their second ones; `key`
+  // has bit r set for a row r of 1 chunk and bit 4 + r for one of 2.
+  static void write_four(std::int32_t* cu, std::int32_t* seq, std::int64_t k, LaneI32 starts, unsigned key,
+                         std::int32_t row) noexcept {
+    // The intrinsic, not __builtin_convertvector: GCC 12 widens 8 bytes one at a time.
+    const auto lane = reinterpret_cast<LaneI32>(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kPairSlots.lanes[key]))));
+    store_lanes(cu + k, reinterpret_cast<LaneI32>(
+                            _mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(starts), reinterpret_cast<__m256i>(lane))));
+    store_lanes(seq + k, (lane & 3) + row);
+  }
+#endif
 
   U32x4 first_four() const noexcept {
 #if defined(__AVX2__)
@@ -90,7 +158,8 @@ inline std::uint32_t sum_narrow_chunks(const std::uint32_t* chunks, std::size_t 
   LaneU32 carry{};
   for (std::size_t i = 0; i < count; i += kLanes) {
     const auto own = load_lanes<LaneU32>(chunks + i);  // lanes past count hold empty rows' zeros
-    const LaneU32 inclusive = prefix_sum(own) + carry;
+    const LaneU32 local = prefix_sum(own);
+    const LaneU32 inclusive = local + carry;
     store_lanes(offset + i, inclusive - own);
     if (last != nullptr) {
       const LaneU32 last_chunk = inclusive + last_of_first;
@@ -100,7 +169,7 @@ inline std::uint32_t sum_narrow_chunks(const std::uint32_t* chunks, std::size_t 
         for (std::size_t j = 0; i + j < count; ++j) last[i + j] = static_cast<std::int32_t>(last_chunk[j]);
       }
     }
-    carry = LaneU32{} + inclusive[kLanes - 1];
+    carry += LaneU32{} + local[kLanes - 1];  // not inclusive's: the carry's chain is one add per vector
   }
   return carry[0];
 }
@@ -138,7 +207,7 @@ RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcep
   if (!reader.in_domain()) return {0, true, false};  // query_start_loc[0], the one value of an empty batch
   for (std::size_t first = 0; first < rows; first += kBlockRows) {
     const std::size_t count = rows - first < kBlockRows ? rows - first : kBlockRows;
-    const std::uint32_t most_chunks = lanes.cut(plan, reader, first, count);
+    const BlockWidth width = lanes.cut(plan, reader, first, count);
     // Nothing of a block is written before its values are known to be in
     // the domain: an out-of-domain value could make any chunk count.
     if (!reader.in_domain()) return {k, true, overflowed};
@@ -148,16 +217,32 @@ RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcep
     // offsets only grow, so those are a prefix of the block). The rest take
     // whole groups of 8 slots where the buffers have room, else exact
     // writes, one row at a time.
-    const bool narrow_block = most_chunks <= kNarrowLanes;
+    const bool narrow_block = width.within_four;
     std::size_t narrow = 0;
     std::int64_t at = k;
     if (narrow_block) {
       const std::uint32_t block_chunks =
           sum_narrow_chunks(plan.chunks, count, k, offset, last == nullptr ? nullptr : last + first);
-      narrow = count;
-      while (narrow > 0 && k + offset[narrow - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --narrow;
-      for (std::size_t i = 0; i < narrow; ++i)
-        writer.write_narrow(cu, seq, k + offset[i], plan.pos[i], plan.base[i], static_cast<std::int32_t>(first + i));
+#if defined(__AVX2__)
+      if (width.within_two) {
+        // Groups of 8 rows (the last one padded with the plan's empty rows)
+        // whose second store of 8 slots fits.
+        std::size_t groups = (count + 7) / 8;
+        while (groups > 0 && k + offset[8 * groups - 4] + 8 > room) --groups;
+        for (std::size_t g = 0; g < groups; ++g) {
+          const std::size_t i = 8 * g;
+          writer.write_pairs(cu, seq, k + offset[i], k + offset[i + 4], plan.pos + i, plan.base + i, plan.chunks + i,
+                             static_cast<std::int32_t>(first + i));
+        }
+        narrow = 8 * groups < count ? 8 * groups : count;
+      } else
+#endif
+      {
+        narrow = count;
+        while (narrow > 0 && k + offset[narrow - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --narrow;
+        for (std::size_t i = 0; i < narrow; ++i)
+          writer.write_narrow(cu, seq, k + offset[i], plan.pos[i], plan.base[i], static_cast<std::int32_t>(first + i));
+      }
       at = narrow < count ? k + offset[narrow] : k + block_chunks;
     }
     for (std::size_t i = narrow; i < count; ++i) {
