@@ -17,6 +17,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace chunkmeta::detail::CHUNKMETA_KERNEL_ISA {
 
 using U32x8 = std::uint32_t __attribute__((vector_size(32)));
@@ -53,9 +57,14 @@ inline void store_lanes(T* to, const V& v) noexcept {
 inline LaneU32 prefix_sum(LaneU32 x) noexcept {
   const LaneU32 zero{};
 #if defined(__AVX2__)
-  x += __builtin_shufflevector(x, zero, 8, 0, 1, 2, 3, 4, 5, 6);
-  x += __builtin_shufflevector(x, zero, 8, 8, 0, 1, 2, 3, 4, 5);
-  x += __builtin_shufflevector(x, zero, 8, 8, 8, 8, 0, 1, 2, 3);
+  // In each 128-bit half (byte shifts stay within halves), then the low
+  // half's total into the high half: 7 instructions, where whole-vector
+  // shuffles take 9.
+  x += reinterpret_cast<LaneU32>(_mm256_slli_si256(reinterpret_cast<__m256i>(x), 4));
+  x += reinterpret_cast<LaneU32>(_mm256_slli_si256(reinterpret_cast<__m256i>(x), 8));
+  const __m256i low_total = _mm256_shuffle_epi32(reinterpret_cast<__m256i>(x), 0xFF);
+  x += reinterpret_cast<LaneU32>(_mm256_permute2x128_si256(low_total, low_total, 0x08));
+  (void)zero;
 #else
   x += __builtin_shufflevector(x, zero, 4, 0, 1, 2);
   x += __builtin_shufflevector(x, zero, 4, 4, 0, 1);
@@ -72,6 +81,35 @@ inline V select(Mask mask, V a, V b) noexcept {
 }
 
 inline LaneI32 as_signed(LaneU32 x) noexcept { return reinterpret_cast<LaneI32>(x); }
+
+// Lane-wise signed maximum and minimum of 32-bit lanes: one instruction with
+// AVX2 (SSE4.1's for 4 lanes), a compare and select on SSE2.
+template <typename V>
+inline V larger(V a, V b) noexcept {
+#if defined(__AVX2__)
+  if constexpr (sizeof(V) == 32) {
+    return reinterpret_cast<V>(_mm256_max_epi32(reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(b)));
+  } else {
+    return reinterpret_cast<V>(_mm_max_epi32(reinterpret_cast<__m128i>(a), reinterpret_cast<__m128i>(b)));
+  }
+#else
+  static_assert(sizeof(V) == sizeof(I32x4));  // the portable kernel's lanes
+  return select(reinterpret_cast<I32x4>(a) < reinterpret_cast<I32x4>(b), b, a);
+#endif
+}
+template <typename V>
+inline V smaller(V a, V b) noexcept {
+#if defined(__AVX2__)
+  if constexpr (sizeof(V) == 32) {
+    return reinterpret_cast<V>(_mm256_min_epi32(reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(b)));
+  } else {
+    return reinterpret_cast<V>(_mm_min_epi32(reinterpret_cast<__m128i>(a), reinterpret_cast<__m128i>(b)));
+  }
+#else
+  static_assert(sizeof(V) == sizeof(I32x4));
+  return select(reinterpret_cast<I32x4>(a) < reinterpret_cast<I32x4>(b), a, b);
+#endif
+}
 
 // floor(x / d) for 32-bit lanes and a divisor d >= 3 (so every quotient fits
 // in 31 bits). The double product x * fl(1/d) is (x/d)(1 + e), |e| <= 2^-52,
@@ -234,27 +272,19 @@ class LaneChunk {
   template <std::size_t Rows, typename Int, typename Quotient, typename Remainder>
   BlockWidth cut_lanes(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count,
                        Quotient quotient, Remainder remainder) const noexcept {
-    // Bit 31 of chunks + 2^31 - (w + 1) is set where chunks > w (a row of a
-    // valid block has at most 2^31-1 chunks). ORs, not a running maximum:
-    // their chain is one instruction per vector.
-    LaneU32 over_two{};
-    LaneU32 over_four{};
+    LaneU32 most{};
     const auto plan_lanes = [&](std::size_t i, const RowLanes& row) {
       const LaneU32 chunks = cut_one(row, quotient, remainder, plan.base + i);
       store_lanes(plan.pos + i, row.pos);
       store_lanes(plan.chunks + i, chunks);
-      over_two |= chunks + (0x80000000u - 3);
-      over_four |= chunks + (0x80000000u - 5);
+      most = larger(most, chunks);  // a row of a valid block has at most 2^31-1 chunks
     };
     std::size_t i = 0;
     for (; i + kLanes <= count; i += kLanes) plan_lanes(i, rows.at(first + i));
     if (i < count) plan_lanes(i, rows.tail(first + i, count - i));
-    BlockWidth width{true, true};
-    for (std::size_t j = 0; j < kLanes; ++j) {
-      width.within_two &= over_two[j] >> 31 == 0;
-      width.within_four &= over_four[j] >> 31 == 0;
-    }
-    return width;
+    std::uint32_t widest = 0;
+    for (std::size_t j = 0; j < kLanes; ++j) widest = most[j] > widest ? most[j] : widest;
+    return {widest <= 2, widest <= 4};
   }
 
   // cut_row's steps (row_math.hpp) in lanes; stores base and returns the chunk counts.
@@ -265,7 +295,7 @@ class LaneChunk {
     const LaneU32 gap = (chunk_ - misalignment) & misaligned;
     // Signed compares (values below 2^31): SSE2 has no unsigned one, and GCC
     // turns an unsigned vector compare into scalar code there.
-    const LaneU32 head = select(as_signed(row.new_tokens) < as_signed(gap), row.new_tokens, gap);
+    const LaneU32 head = smaller(row.new_tokens, gap);
     store_lanes(base, row.pos + head - (chunk_ & misaligned));
     return (misaligned & 1u) + quotient(row.new_tokens - head + (chunk_ - 1));
   }

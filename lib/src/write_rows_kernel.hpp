@@ -61,7 +61,7 @@ class RowWriter {
                     std::int32_t row) const noexcept {
     const I32x4 start = I32x4{} + static_cast<std::int32_t>(pos);
     const auto at = reinterpret_cast<I32x4>(first_four() + base);
-    store_lanes(cu + k, select(at < start, start, at));
+    store_lanes(cu + k, larger(at, start));
     store_lanes(seq + k, I32x4{} + row);
   }
   void write_groups(std::int32_t* cu, std::int32_t* seq, std::int64_t k, std::uint32_t pos, std::uint32_t base,
@@ -73,7 +73,7 @@ class RowWriter {
     for (std::uint32_t v = 0; v < groups; ++v) {
       for (std::size_t h = 0; h < kVectors; ++h) {
         const auto value = reinterpret_cast<LaneI32>(at[h]);
-        store_lanes(cu + k + 8 * v + kLanes * h, select(value < start, start, value));
+        store_lanes(cu + k + 8 * v + kLanes * h, larger(value, start));
         store_lanes(seq + k + 8 * v + kLanes * h, rows);
         at[h] += group_step_;
       }
@@ -91,7 +91,7 @@ class RowWriter {
                    std::int32_t row) const noexcept {
     const auto start = load_lanes<LaneI32>(pos);
     const auto at = load_lanes<LaneI32>(base);
-    const LaneI32 first = select(at < start, start, at);
+    const LaneI32 first = larger(at, start);
     const LaneI32 second = at + static_cast<std::int32_t>(chunk_);
     const auto counts = load_lanes<LaneU32>(chunks);
     const unsigned ones = sign_bits(counts << 31);
