@@ -117,6 +117,45 @@ TEST(Kernels, EveryRunnableKernelWritesWhatTheReferenceWritesAtTheEdges) {
   }
 }
 
+// Rows of at most `widest` chunks (0-2 mostly; with widest 4, about one row
+// in 16 has 3 or 4): engines' short prompts at large chunk sizes, which the
+// AVX2 kernel writes 4 rows per store, 8 rows at a time.
+Workload narrow_workload(std::int64_t chunk, std::mt19937_64& rng, int rows, int widest) {
+  Workload w{chunk, {}, {0}};
+  for (int i = 0; i < rows; ++i) {
+    int chunks = static_cast<int>(rng() % 7 < 1 ? 0 : 1 + rng() % 2);
+    if (widest > 2 && rng() % 16 == 0) chunks = 3 + static_cast<int>(rng() % 2);
+    const std::int64_t computed = rng() % 2 == 0 ? chunk * static_cast<std::int64_t>(rng() % 4)
+                                                 : static_cast<std::int64_t>(rng() % 8192);
+    const std::int64_t gap = (chunk - computed % chunk) % chunk;  // the head chunk's room, 0 when aligned
+    // New tokens in (low, high] make `chunks` chunks; a misaligned row has at least its head chunk.
+    std::int64_t low = -1;
+    std::int64_t high = 0;
+    if (gap > 0 && chunks <= 1) {
+      high = gap;
+    } else if (gap > 0) {
+      low = gap + (chunks - 2) * chunk;
+      high = low + chunk;
+    } else if (chunks > 0) {
+      low = (chunks - 1) * chunk;
+      high = low + chunk;
+    }
+    const std::int64_t n = low + 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(high - low));
+    w.num_computed_tokens.push_back(computed);
+    w.query_start_loc.push_back(w.query_start_loc.back() + n);
+  }
+  return w;
+}
+
+TEST(Kernels, EveryRunnableKernelWritesWhatTheReferenceWritesForRowsOfAFewChunks) {
+  std::mt19937_64 rng(2048);
+  for (std::int64_t chunk : {1, 2, 3, 7, 64, 1000, 2048, 65537}) {
+    for (int rows : {1, 3, 4, 5, 8, 12, 16, 17, 255, 256, 257, 600}) {
+      for (int widest : {2, 4}) expect_all_kernels_match(narrow_workload(chunk, rng, rows, widest));
+    }
+  }
+}
+
 TEST(Kernels, EveryRunnableKernelWritesWhatTheReferenceWritesOnRandomChunkSizes) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 300; ++trial) {

@@ -239,12 +239,6 @@ struct RowPlan {
   alignas(32) std::uint32_t base[Rows];
 };
 
-// Which writes a planned block can take: by the chunk count of its widest row.
-struct BlockWidth {
-  bool within_two;   // every row has at most 2 chunks
-  bool within_four;  // every row has at most 4
-};
-
 // The chunk size as the lanes need it: a shift and mask for powers of two
 // (engines' chunk sizes), the double-precision divisor otherwise.
 class LaneChunk {
@@ -256,10 +250,10 @@ class LaneChunk {
         divisor_(chunk) {}
 
   // Plans rows [first, first + count) of the batch into plan[0, count), read
-  // through `rows`, and says how wide its widest row is. Lanes past `count`
+  // through `rows`, and returns the largest chunk count among them. Lanes past `count`
   // (up to the next multiple of kLanes) are planned as empty rows.
   template <std::size_t Rows, typename Int>
-  BlockWidth cut(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count) const noexcept {
+  std::uint32_t cut(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count) const noexcept {
     if (power_of_two_) {
       return cut_lanes(plan, rows, first, count, [this](LaneU32 x) { return x >> shift_; },
                        [this](LaneU32 x) { return x & (chunk_ - 1); });
@@ -270,8 +264,8 @@ class LaneChunk {
 
  private:
   template <std::size_t Rows, typename Int, typename Quotient, typename Remainder>
-  BlockWidth cut_lanes(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count,
-                       Quotient quotient, Remainder remainder) const noexcept {
+  std::uint32_t cut_lanes(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count,
+                          Quotient quotient, Remainder remainder) const noexcept {
     LaneU32 most{};
     const auto plan_lanes = [&](std::size_t i, const RowLanes& row) {
       const LaneU32 chunks = cut_one(row, quotient, remainder, plan.base + i);
@@ -282,9 +276,9 @@ class LaneChunk {
     std::size_t i = 0;
     for (; i + kLanes <= count; i += kLanes) plan_lanes(i, rows.at(first + i));
     if (i < count) plan_lanes(i, rows.tail(first + i, count - i));
-    std::uint32_t widest = 0;
-    for (std::size_t j = 0; j < kLanes; ++j) widest = most[j] > widest ? most[j] : widest;
-    return {widest <= 2, widest <= 4};
+    std::uint32_t largest = 0;
+    for (std::size_t j = 0; j < kLanes; ++j) largest = most[j] > largest ? most[j] : largest;
+    return largest;
   }
 
   // cut_row's steps (row_math.hpp) in lanes; stores base and returns the chunk counts.

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -81,6 +82,11 @@ class RowWriter {
   }
 
 #if defined(__AVX2__)
+  // Whether write_pairs can write rows [i, i + 8): each has at most 2 chunks.
+  static bool fits_pairs(const std::uint32_t* chunks) noexcept {
+    return sign_bits(load_lanes<LaneU32>(chunks) + (0x80000000u - 3)) == 0;  // bit 31: 3 chunks or more
+  }
+
   // Rows [i, i + 8) of a plan whose rows have at most 2 chunks each, in four
   // stores: each 4 rows' chunks fill at most 8 slots, so one permutation of
   // the 4 rows' first and second chunk starts lays them out, chosen by which
@@ -207,7 +213,7 @@ RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcep
   if (!reader.in_domain()) return {0, true, false};  // query_start_loc[0], the one value of an empty batch
   for (std::size_t first = 0; first < rows; first += kBlockRows) {
     const std::size_t count = rows - first < kBlockRows ? rows - first : kBlockRows;
-    const BlockWidth width = lanes.cut(plan, reader, first, count);
+    const std::uint32_t most_chunks = lanes.cut(plan, reader, first, count);
     // Nothing of a block is written before its values are known to be in
     // the domain: an out-of-domain value could make any chunk count.
     if (!reader.in_domain()) return {k, true, overflowed};
@@ -217,32 +223,44 @@ RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcep
     // offsets only grow, so those are a prefix of the block). The rest take
     // whole groups of 8 slots where the buffers have room, else exact
     // writes, one row at a time.
-    const bool narrow_block = width.within_four;
+    const bool narrow_block = most_chunks <= kNarrowLanes;
     std::size_t narrow = 0;
     std::int64_t at = k;
     if (narrow_block) {
       const std::uint32_t block_chunks =
           sum_narrow_chunks(plan.chunks, count, k, offset, last == nullptr ? nullptr : last + first);
 #if defined(__AVX2__)
-      if (width.within_two) {
-        // Groups of 8 rows (the last one padded with the plan's empty rows)
-        // whose second store of 8 slots fits.
-        std::size_t groups = (count + 7) / 8;
-        while (groups > 0 && k + offset[8 * groups - 4] + 8 > room) --groups;
+      // Groups of 8 rows (the last one padded with the plan's empty rows)
+      // whose last row's offset leaves 8 slots: 4 stores for a group whose
+      // rows have at most 2 chunks each, a 4-lane store per row otherwise.
+      // (A block of such rows only skips the check: it measured 5% faster.)
+      std::size_t groups = (count + 7) / 8;
+      while (groups > 0 && k + offset[8 * groups - 1] + 8 > room) --groups;
+      const auto write_groups = [&](auto pairs_only) {
         for (std::size_t g = 0; g < groups; ++g) {
           const std::size_t i = 8 * g;
-          writer.write_pairs(cu, seq, k + offset[i], k + offset[i + 4], plan.pos + i, plan.base + i, plan.chunks + i,
-                             static_cast<std::int32_t>(first + i));
+          if (pairs_only || writer.fits_pairs(plan.chunks + i)) {
+            writer.write_pairs(cu, seq, k + offset[i], k + offset[i + 4], plan.pos + i, plan.base + i,
+                               plan.chunks + i, static_cast<std::int32_t>(first + i));
+          } else {
+            for (std::size_t j = i; j < i + 8 && j < count; ++j)
+              writer.write_narrow(cu, seq, k + offset[j], plan.pos[j], plan.base[j],
+                                  static_cast<std::int32_t>(first + j));
+          }
         }
-        narrow = 8 * groups < count ? 8 * groups : count;
-      } else
-#endif
-      {
-        narrow = count;
-        while (narrow > 0 && k + offset[narrow - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --narrow;
-        for (std::size_t i = 0; i < narrow; ++i)
-          writer.write_narrow(cu, seq, k + offset[i], plan.pos[i], plan.base[i], static_cast<std::int32_t>(first + i));
+      };
+      if (most_chunks <= 2) {
+        write_groups(std::true_type{});
+      } else {
+        write_groups(std::false_type{});
       }
+      narrow = 8 * groups < count ? 8 * groups : count;
+#else
+      narrow = count;
+      while (narrow > 0 && k + offset[narrow - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --narrow;
+      for (std::size_t i = 0; i < narrow; ++i)
+        writer.write_narrow(cu, seq, k + offset[i], plan.pos[i], plan.base[i], static_cast<std::int32_t>(first + i));
+#endif
       at = narrow < count ? k + offset[narrow] : k + block_chunks;
     }
     for (std::size_t i = narrow; i < count; ++i) {
