@@ -117,14 +117,17 @@ TEST(Kernels, EveryRunnableKernelWritesWhatTheReferenceWritesAtTheEdges) {
   }
 }
 
-// Rows of at most `widest` chunks (0-2 mostly; with widest 4, about one row
-// in 16 has 3 or 4): engines' short prompts at large chunk sizes, which the
-// AVX2 kernel writes 4 rows per store, 8 rows at a time.
+// Rows of at most `widest` chunks: with widest 2 or 4, 0-2 mostly (and with
+// 4, about one row in 16 has 3 or 4): engines' short prompts at large chunk
+// sizes, which the AVX2 kernel writes 4 rows per store; with widest 16, 0-8
+// mostly and one row in 4 has 9-16: prompts at C=256, which it writes 8 rows
+// at a time, transposed.
 Workload narrow_workload(std::int64_t chunk, std::mt19937_64& rng, int rows, int widest) {
   Workload w{chunk, {}, {0}};
   for (int i = 0; i < rows; ++i) {
     int chunks = static_cast<int>(rng() % 7 < 1 ? 0 : 1 + rng() % 2);
-    if (widest > 2 && rng() % 16 == 0) chunks = 3 + static_cast<int>(rng() % 2);
+    if (widest == 4 && rng() % 16 == 0) chunks = 3 + static_cast<int>(rng() % 2);
+    if (widest == 16) chunks = static_cast<int>(rng() % 4 == 0 ? 9 + rng() % 8 : rng() % 9);
     const std::int64_t computed = rng() % 2 == 0 ? chunk * static_cast<std::int64_t>(rng() % 4)
                                                  : static_cast<std::int64_t>(rng() % 8192);
     const std::int64_t gap = (chunk - computed % chunk) % chunk;  // the head chunk's room, 0 when aligned
@@ -151,7 +154,7 @@ TEST(Kernels, EveryRunnableKernelWritesWhatTheReferenceWritesForRowsOfAFewChunks
   std::mt19937_64 rng(2048);
   for (std::int64_t chunk : {1, 2, 3, 7, 64, 1000, 2048, 65537}) {
     for (int rows : {1, 3, 4, 5, 8, 12, 16, 17, 255, 256, 257, 600}) {
-      for (int widest : {2, 4}) expect_all_kernels_match(narrow_workload(chunk, rng, rows, widest));
+      for (int widest : {2, 4, 16}) expect_all_kernels_match(narrow_workload(chunk, rng, rows, widest));
     }
   }
 }

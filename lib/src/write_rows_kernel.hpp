@@ -24,6 +24,11 @@ namespace chunkmeta::detail::CHUNKMETA_KERNEL_ISA {
 
 inline constexpr std::size_t kBlockRows = 256;  // the plan lives on the stack: fast_into allocates nothing
 inline constexpr std::size_t kNarrowLanes = 4;
+#if defined(__AVX2__)
+inline constexpr std::uint32_t kSummedChunks = 16;  // write_eights' rows
+#else
+inline constexpr std::uint32_t kSummedChunks = kNarrowLanes;
+#endif
 
 #if defined(__AVX2__)
 // For each key of 4 rows (bit r: row r has 1 chunk, bit 4 + r: it has 2),
@@ -82,6 +87,34 @@ class RowWriter {
   }
 
 #if defined(__AVX2__)
+  // Rows [i, i + 8) of a plan whose rows have at most 16 chunks each, with
+  // one 8-slot store per row and array: the rows' first 8 chunk starts are
+  // computed a slot at a time across the 8 rows, then transposed. A row of
+  // more than 8 chunks first gets slots 8-15; the scratch that leaves past
+  // its chunks is under the next rows' stores, which come after it.
+  // `slot[r]` is row i + r's first slot; 16 slots from each are in the buffers.
+  void write_eights(std::int32_t* cu, std::int32_t* seq, const std::int64_t* slot, const std::uint32_t* pos,
+                    const std::uint32_t* base, const std::uint32_t* chunks, std::int32_t row) const noexcept {
+    const auto start = load_lanes<LaneI32>(pos);
+    const auto first_base = load_lanes<LaneU32>(base);
+    unsigned long_rows = sign_bits(load_lanes<LaneU32>(chunks) + (0x80000000u - 9));  // bit 31: 9 chunks or more
+    while (long_rows != 0) {
+      const auto r = static_cast<std::size_t>(__builtin_ctz(long_rows));
+      long_rows &= long_rows - 1;
+      write_groups(cu, seq, slot[r] + 8, pos[r], base[r] + group_step_, row + static_cast<std::int32_t>(r), 1);
+    }
+    __m256i at[8];
+    LaneU32 next = first_base;
+#pragma GCC unroll 8
+    for (std::size_t j = 0; j < 8; ++j, next += chunk_) at[j] = reinterpret_cast<__m256i>(larger(as_signed(next), start));
+    transpose(at);
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < 8; ++r) {
+      store_lanes(cu + slot[r], at[r]);
+      store_lanes(seq + slot[r], LaneI32{} + (row + static_cast<std::int32_t>(r)));
+    }
+  }
+
   // Whether write_pairs can write rows [i, i + 8): each has at most 2 chunks.
   static bool fits_pairs(const std::uint32_t* chunks) noexcept {
     return sign_bits(load_lanes<LaneU32>(chunks) + (0x80000000u - 3)) == 0;  // bit 31: 3 chunks or more
@@ -124,6 +157,26 @@ class RowWriter {
   static constexpr std::size_t kVectors = 8 / kLanes;  // vectors per group of 8 slots
 
 #if defined(__AVX2__)
+  // v[j] lane r becomes v[r] lane j.
+  static void transpose(__m256i* v) noexcept {
+    __m256i pairs[8];
+    for (std::size_t j = 0; j < 8; j += 2) {
+      pairs[j] = _mm256_unpacklo_epi32(v[j], v[j + 1]);
+      pairs[j + 1] = _mm256_unpackhi_epi32(v[j], v[j + 1]);
+    }
+    __m256i quads[8];
+    for (std::size_t j = 0; j < 8; j += 4) {
+      quads[j] = _mm256_unpacklo_epi64(pairs[j], pairs[j + 2]);
+      quads[j + 1] = _mm256_unpackhi_epi64(pairs[j], pairs[j + 2]);
+      quads[j + 2] = _mm256_unpacklo_epi64(pairs[j + 1], pairs[j + 3]);
+      quads[j + 3] = _mm256_unpackhi_epi64(pairs[j + 1], pairs[j + 3]);
+    }
+    for (std::size_t r = 0; r < 4; ++r) {
+      v[r] = _mm256_permute2x128_si256(quads[r], quads[r + 4], 0x20);
+      v[r + 4] = _mm256_permute2x128_si256(quads[r], quads[r + 4], 0x31);
+    }
+  }
+
   static unsigned sign_bits(LaneU32 x) noexcept {
     return static_cast<unsigned>(_mm256_movemask_ps(reinterpret_cast<__m256>(x)));
   }
@@ -153,12 +206,12 @@ class RowWriter {
   LaneU32 offsets_[kVectors];  // j * C for slot j of a group
 };
 
-// For a block whose rows have at most kNarrowLanes chunks each: the
+// For a block whose rows have at most kSummedChunks chunks each: the
 // exclusive prefix sum of its chunk counts into `offset` (from the block's
 // first chunk), and each row's last chunk, k + inclusive sum - 1, into
-// `last` when it is not null. In vector lanes: the block's sum is at most
-// 4 x kBlockRows. Returns the block's chunks.
-inline std::uint32_t sum_narrow_chunks(const std::uint32_t* chunks, std::size_t count, std::int64_t k,
+// `last` when it is not null. In 32-bit vector lanes: the block's sum is at
+// most 16 x kBlockRows. Returns the block's chunks.
+inline std::uint32_t sum_block_chunks(const std::uint32_t* chunks, std::size_t count, std::int64_t k,
                                        std::uint32_t* offset, std::int32_t* last) noexcept {
   const LaneU32 last_of_first = LaneU32{} + (static_cast<std::uint32_t>(k) - 1);  // int32 entries: low bits only
   LaneU32 carry{};
@@ -193,6 +246,91 @@ inline void prefetch_for_write(std::int32_t* cu, std::int32_t* seq, std::int64_t
   __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(seq) + ahead), 1);
 }
 
+// Where a summed block's rows go: row first + i's chunks start at slot
+// k + offset[i] of cu and seq, which have `room` slots. Passed by value and
+// read into locals: through a reference, each field would be reloaded after
+// every store (the stores are memcpy, which may alias anything).
+struct BlockSlots {
+  std::int32_t* cu;
+  std::int32_t* seq;
+  std::int64_t room;
+  std::int64_t k;
+  const std::uint32_t* offset;
+  std::int32_t first;
+};
+
+// Rows of at most 4 chunks: with AVX2, 8 at a time, 4 rows per store where
+// the 8 have at most 2 chunks each (a block of such rows skips that check:
+// it measured 5% faster) and a 4-lane store per row otherwise; without, a
+// 4-lane store per row. Returns how many of the first rows it wrote.
+template <typename Plan>
+std::size_t write_narrow_rows(const RowWriter writer, const Plan& plan, std::size_t count,
+                              std::uint32_t most_chunks, const BlockSlots to) noexcept {
+  std::int32_t* const cu = to.cu;
+  std::int32_t* const seq = to.seq;
+  const std::int64_t k = to.k;
+  const std::uint32_t* const offset = to.offset;
+  const std::int32_t first = to.first;
+#if defined(__AVX2__)
+  // Groups of 8 rows (the last one padded with the plan's empty rows) whose
+  // last row's offset leaves 8 slots.
+  std::size_t groups = (count + 7) / 8;
+  while (groups > 0 && k + offset[8 * groups - 1] + 8 > to.room) --groups;
+  const auto write_groups = [&](auto pairs_only) {
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t i = 8 * g;
+      if (pairs_only || writer.fits_pairs(plan.chunks + i)) {
+        writer.write_pairs(cu, seq, k + offset[i], k + offset[i + 4], plan.pos + i, plan.base + i, plan.chunks + i,
+                           first + static_cast<std::int32_t>(i));
+      } else {
+        for (std::size_t j = i; j < i + 8 && j < count; ++j)
+          writer.write_narrow(cu, seq, k + offset[j], plan.pos[j], plan.base[j], first + static_cast<std::int32_t>(j));
+      }
+    }
+  };
+  if (most_chunks <= 2) {
+    write_groups(std::true_type{});
+  } else {
+    write_groups(std::false_type{});
+  }
+  return 8 * groups < count ? 8 * groups : count;
+#else
+  (void)most_chunks;
+  std::size_t narrow = count;
+  while (narrow > 0 && k + offset[narrow - 1] + static_cast<std::int64_t>(kNarrowLanes) > to.room) --narrow;
+  for (std::size_t i = 0; i < narrow; ++i)
+    writer.write_narrow(cu, seq, k + offset[i], plan.pos[i], plan.base[i], first + static_cast<std::int32_t>(i));
+  return narrow;
+#endif
+}
+
+// Rows of 5 to kSummedChunks chunks: with AVX2, 8 at a time, transposed
+// (write_eights). Returns how many of the first rows it wrote.
+template <typename Plan>
+std::size_t write_summed_rows(const RowWriter writer, const Plan& plan, std::size_t count,
+                              const BlockSlots to) noexcept {
+#if defined(__AVX2__)
+  std::int32_t* const cu = to.cu;
+  std::int32_t* const seq = to.seq;
+  const std::int64_t k = to.k;
+  const std::uint32_t* const offset = to.offset;
+  std::size_t groups = (count + 7) / 8;
+  while (groups > 0 && k + offset[8 * groups - 1] + 16 > to.room) --groups;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t i = 8 * g;
+    std::int64_t slot[8];
+    for (std::size_t r = 0; r < 8; ++r) slot[r] = k + offset[i + r];
+    prefetch_for_write(cu, seq, slot[0]);
+    writer.write_eights(cu, seq, slot, plan.pos + i, plan.base + i, plan.chunks + i,
+                        to.first + static_cast<std::int32_t>(i));
+  }
+  return 8 * groups < count ? 8 * groups : count;
+#else
+  (void)writer, (void)plan, (void)count, (void)to;
+  return 0;  // never called: kSummedChunks is kNarrowLanes
+#endif
+}
+
 template <typename Int>
 RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcept {
   const auto chunk = static_cast<std::uint32_t>(in.chunk_size);
@@ -218,56 +356,28 @@ RowsWritten write_rows(const RowInputs<Int>& in, const Destination& out) noexcep
     // the domain: an out-of-domain value could make any chunk count.
     if (!reader.in_domain()) return {k, true, overflowed};
 
-    // A block whose rows have at most 4 chunks each takes one 4-lane store
-    // per row and array, with no branch per row, for the rows it fits (the
+    // A block whose rows have few chunks (kSummedChunks) gets its offsets
+    // and last chunks in vector lanes, then vector stores of several rows or
+    // one row each, with no branch per row, for the rows it fits (the
     // offsets only grow, so those are a prefix of the block). The rest take
     // whole groups of 8 slots where the buffers have room, else exact
     // writes, one row at a time.
-    const bool narrow_block = most_chunks <= kNarrowLanes;
+    const bool summed = most_chunks <= kSummedChunks;
     std::size_t narrow = 0;
     std::int64_t at = k;
-    if (narrow_block) {
+    if (summed) {
       const std::uint32_t block_chunks =
-          sum_narrow_chunks(plan.chunks, count, k, offset, last == nullptr ? nullptr : last + first);
-#if defined(__AVX2__)
-      // Groups of 8 rows (the last one padded with the plan's empty rows)
-      // whose last row's offset leaves 8 slots: 4 stores for a group whose
-      // rows have at most 2 chunks each, a 4-lane store per row otherwise.
-      // (A block of such rows only skips the check: it measured 5% faster.)
-      std::size_t groups = (count + 7) / 8;
-      while (groups > 0 && k + offset[8 * groups - 1] + 8 > room) --groups;
-      const auto write_groups = [&](auto pairs_only) {
-        for (std::size_t g = 0; g < groups; ++g) {
-          const std::size_t i = 8 * g;
-          if (pairs_only || writer.fits_pairs(plan.chunks + i)) {
-            writer.write_pairs(cu, seq, k + offset[i], k + offset[i + 4], plan.pos + i, plan.base + i,
-                               plan.chunks + i, static_cast<std::int32_t>(first + i));
-          } else {
-            for (std::size_t j = i; j < i + 8 && j < count; ++j)
-              writer.write_narrow(cu, seq, k + offset[j], plan.pos[j], plan.base[j],
-                                  static_cast<std::int32_t>(first + j));
-          }
-        }
-      };
-      if (most_chunks <= 2) {
-        write_groups(std::true_type{});
-      } else {
-        write_groups(std::false_type{});
-      }
-      narrow = 8 * groups < count ? 8 * groups : count;
-#else
-      narrow = count;
-      while (narrow > 0 && k + offset[narrow - 1] + static_cast<std::int64_t>(kNarrowLanes) > room) --narrow;
-      for (std::size_t i = 0; i < narrow; ++i)
-        writer.write_narrow(cu, seq, k + offset[i], plan.pos[i], plan.base[i], static_cast<std::int32_t>(first + i));
-#endif
+          sum_block_chunks(plan.chunks, count, k, offset, last == nullptr ? nullptr : last + first);
+      const BlockSlots slots{cu, seq, room, k, offset, static_cast<std::int32_t>(first)};
+      narrow = most_chunks <= kNarrowLanes ? write_narrow_rows(writer, plan, count, most_chunks, slots)
+                                           : write_summed_rows(writer, plan, count, slots);
       at = narrow < count ? k + offset[narrow] : k + block_chunks;
     }
     for (std::size_t i = narrow; i < count; ++i) {
       const std::uint32_t chunks = plan.chunks[i];
       const std::uint32_t groups = (chunks + 7) / 8;
       const auto row = static_cast<std::int32_t>(first + i);
-      if (last != nullptr && !narrow_block) last[first + i] = static_cast<std::int32_t>(at + chunks - 1);
+      if (last != nullptr && !summed) last[first + i] = static_cast<std::int32_t>(at + chunks - 1);
       prefetch_for_write(cu, seq, at);
       if (at + 8 * std::int64_t{groups} <= room) {
         writer.write_groups(cu, seq, at, plan.pos[i], plan.base[i], row, groups);
