@@ -80,8 +80,8 @@ void check_prints_values(const T& value, std::initializer_list<std::string_view>
   }
 }
 
-template <typename Int>
-void append(std::vector<std::int64_t>& to, const std::vector<Int>& values) {
+template <typename Int, typename Allocator>
+void append(std::vector<std::int64_t>& to, const std::vector<Int, Allocator>& values) {
   to.insert(to.end(), values.begin(), values.end());
 }
 

@@ -45,7 +45,7 @@ TEST(Fast, WritesCallerBuffersOfExactlyTheAnnouncedSize) {
   auto sizes = output_sizes(view_of(w));
   ASSERT_TRUE(sizes.ok());
   EXPECT_EQ(sizes.value(), (OutputSizes{8, 7, 4}));
-  std::vector<std::int32_t> cu(8), seq(7), last(4);
+  Int32Array cu(8), seq(7), last(4);
   auto written = fast_into(view_of(w), {cu, seq, last});
   ASSERT_TRUE(written.ok()) << written.error();
   EXPECT_EQ(written.value(), sizes.value());

@@ -106,8 +106,9 @@ std::string dump_line(const Json& value) { return value.dump(-1, ' ', false, Jso
 namespace {
 
 // Appends "name":[v0,v1,...] (with a leading comma unless first).
-template <typename Int>
-void append_array(std::string& out, std::string_view name, const std::vector<Int>& values, bool first = false) {
+template <typename Int, typename Allocator>
+void append_array(std::string& out, std::string_view name, const std::vector<Int, Allocator>& values,
+                  bool first = false) {
   if (!first) out += ',';
   out += '"';
   out += name;
@@ -255,7 +256,7 @@ class ResultLineReader final : public nlohmann::json_sax<Json> {
   }
   bool key(string_t& name) override {
     static constexpr std::array<std::string_view, 3> arrays = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
-    std::vector<std::int32_t>* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
+    Int32Array* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
                                              &line.result.last_chunk_indices};
     if (name == "id") {
       key_ = Key::id;
@@ -286,7 +287,7 @@ class ResultLineReader final : public nlohmann::json_sax<Json> {
   int depth_ = 0;
   unsigned seen_ = 0;
   Key key_ = Key::none;
-  std::vector<std::int32_t>* target_ = nullptr;
+  Int32Array* target_ = nullptr;
 };
 
 }  // namespace
@@ -385,8 +386,8 @@ class CompactLine {
     p_ = next;
     return true;
   }
-  template <typename Int>
-  bool read_array(std::vector<Int>& values) {
+  template <typename Int, typename Allocator>
+  bool read_array(std::vector<Int, Allocator>& values) {
     values.clear();  // a default ChunkMetadata or Workload is not empty
     if (!take('[')) return false;
     if (take(']')) return true;
@@ -465,7 +466,7 @@ std::optional<ResultLine> parse_int32le_answer(std::string_view header_line, std
   if (!header || payload.size() != 4 * (header->counts[0] + header->counts[1] + header->counts[2])) return std::nullopt;
   ResultLine line;
   line.id = header->id;
-  std::vector<std::int32_t>* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
+  Int32Array* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
                                            &line.result.last_chunk_indices};
   const char* at = payload.data();
   for (std::size_t a = 0; a < 3; ++a) {
@@ -487,7 +488,7 @@ std::optional<ResultLine> parse_int32le_answer(std::string_view header_line, std
 }
 
 std::string int32le_answer(const Json& id, const ChunkMetadata& result) {
-  const std::vector<std::int32_t>* arrays[3] = {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices};
+  const Int32Array* arrays[3] = {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices};
   std::string out = "{";
   if (!id.is_null()) {
     out += "\"id\":";
@@ -525,11 +526,11 @@ std::optional<Outcome> parse_outcome(const Json& value) {
     return Outcome(error);
   }
   // Entries must be integers that fit the int32 outputs; anything else is not an outcome.
-  const auto int32_array = [&](std::string_view key) -> std::optional<std::vector<std::int32_t>> {
+  const auto int32_array = [&](std::string_view key) -> std::optional<Int32Array> {
     if (!value.contains(key)) return std::nullopt;
     auto wide = read_array(value[key], key);
     if (std::holds_alternative<InputError>(wide)) return std::nullopt;
-    std::vector<std::int32_t> narrow;
+    Int32Array narrow;
     for (auto v : std::get<0>(wide)) {
       if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) return std::nullopt;
       narrow.push_back(static_cast<std::int32_t>(v));

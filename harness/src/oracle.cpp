@@ -175,8 +175,8 @@ std::optional<InvariantViolation> check_invariants(const Workload& workload, con
 }
 
 std::optional<Divergence> first_divergence(const ChunkMetadata& expected, const ChunkMetadata& actual) {
-  const auto compare = [](std::string_view name, const std::vector<std::int32_t>& want,
-                          const std::vector<std::int32_t>& got) -> std::optional<Divergence> {
+  const auto compare = [](std::string_view name, const Int32Array& want,
+                          const Int32Array& got) -> std::optional<Divergence> {
     const std::size_t common = std::min(want.size(), got.size());
     for (std::size_t i = 0; i < common; ++i) {
       if (want[i] != got[i]) return Divergence{std::string(name), static_cast<std::int64_t>(i), want[i], got[i]};
@@ -279,7 +279,7 @@ std::optional<Finding> check_fast_into_buffers(const Workload& workload, const s
   }
   const auto written = fast_into(view_of(workload), {buffers[0], buffers[1], buffers[2]});
   const auto prefix = [&](int b) {
-    return std::vector<std::int32_t>(buffers[b].begin(), buffers[b].begin() + std::min<std::int64_t>(needed[b], static_cast<std::int64_t>(buffers[b].size())));
+    return Int32Array(buffers[b].begin(), buffers[b].begin() + std::min<std::int64_t>(needed[b], static_cast<std::int64_t>(buffers[b].size())));
   };
   Outcome actual = written.ok() ? Outcome(ChunkMetadata{prefix(0), prefix(1), prefix(2)}) : Outcome(written.error());
   if (first_short >= 0) {

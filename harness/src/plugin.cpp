@@ -69,7 +69,7 @@ Answer call_plugin(const chunkmeta_implementation_v1& impl, const Workload& w) {
     switch (status) {
       case CHUNKMETA_OK: {
         ChunkMetadata result;
-        std::vector<std::int32_t>* arrays[3] = {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices};
+        Int32Array* arrays[3] = {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices};
         for (int b = 0; b < 3; ++b) {
           if (reported[b] < 0 || reported[b] > capacity[b])
             return broke_abi(std::string("reported ") + std::to_string(reported[b]) + " entries written to " +

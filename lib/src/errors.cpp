@@ -76,8 +76,8 @@ std::string Error::message() const {
 }
 
 namespace {
-template <typename Int>
-std::ostream& print_array(std::ostream& os, const std::vector<Int>& values) {
+template <typename Int, typename Allocator>
+std::ostream& print_array(std::ostream& os, const std::vector<Int, Allocator>& values) {
   os << '[';
   for (std::size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
   return os << ']';

@@ -12,7 +12,7 @@ namespace {
 
 using chunkmeta::harness::Outcome;
 
-bool fits(const std::vector<std::int32_t>& values, std::int64_t capacity) {
+bool fits(const chunkmeta::Int32Array& values, std::int64_t capacity) {
   return static_cast<std::int64_t>(values.size()) <= capacity;
 }
 

@@ -180,9 +180,9 @@ py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values) {
   return tensor.attr("numpy")();
 }
 
-std::optional<std::vector<std::int32_t>> read_output(py::handle value, const char* name, std::string* why) {
+std::optional<chunkmeta::Int32Array> read_output(py::handle value, const char* name, std::string* why) {
   const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-  std::vector<std::int32_t> out;
+  chunkmeta::Int32Array out;
   PyObject* object = value.ptr();
   if (THPVariable_Check(object)) {
     const at::Tensor& t = THPVariable_Unpack(object);

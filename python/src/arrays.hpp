@@ -66,6 +66,6 @@ py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values);
 
 // One output of the function under test as int32 values, or why it is not one
 // (a sentence naming `name`). Accepts tensors, buffers and sequences of ints.
-std::optional<std::vector<std::int32_t>> read_output(py::handle value, const char* name, std::string* why);
+std::optional<chunkmeta::Int32Array> read_output(py::handle value, const char* name, std::string* why);
 
 }  // namespace chunkmeta::python

@@ -211,7 +211,7 @@ Answer answer_for_result(py::handle result) {
   }
   if (py::len(result) != 3) return malformed("returned " + std::to_string(py::len(result)) + " values instead of three");
   ChunkMetadata out;
-  std::vector<std::int32_t>* targets[3] = {&out.cu_chunk_seqlen, &out.seq_idx, &out.last_chunk_indices};
+  Int32Array* targets[3] = {&out.cu_chunk_seqlen, &out.seq_idx, &out.last_chunk_indices};
   const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
   for (int i = 0; i < 3; ++i) {
     std::string why;

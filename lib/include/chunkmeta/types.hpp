@@ -1,14 +1,18 @@
 // Value types shared by every chunkmeta API: workloads, results, errors.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
+#include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -44,10 +48,41 @@ inline WorkloadView view_of(const Workload& workload) {
 }
 
 // The three outputs the kernels consume, as the int32 arrays uploaded to them.
+// An allocator whose resize() leaves new ints unset instead of zeroing them:
+// fast() sizes its outputs from an upper bound and writes every entry it
+// keeps, so zero-filling would cost as much as writing the output again.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* at) noexcept {
+    ::new (static_cast<void*>(at)) U;  // default-initialised: no zero for an int
+  }
+  template <typename U, typename... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+
+// One output array: a std::vector of int32 that compares equal to any other
+// vector of the same values.
+using Int32Array = std::vector<std::int32_t, UninitializedAllocator<std::int32_t>>;
+template <typename A, typename B>
+  requires(!std::is_same_v<A, B>)
+bool operator==(const std::vector<std::int32_t, A>& a, const std::vector<std::int32_t, B>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
 struct ChunkMetadata {
-  std::vector<std::int32_t> cu_chunk_seqlen{0};
-  std::vector<std::int32_t> seq_idx;
-  std::vector<std::int32_t> last_chunk_indices;
+  Int32Array cu_chunk_seqlen{0};
+  Int32Array seq_idx;
+  Int32Array last_chunk_indices;
 
   friend bool operator==(const ChunkMetadata&, const ChunkMetadata&) = default;
 };
