@@ -55,7 +55,6 @@ inline void store_lanes(T* to, const V& v) noexcept {
 
 // Inclusive prefix sum across the lanes: log2(kLanes) shifted adds.
 inline LaneU32 prefix_sum(LaneU32 x) noexcept {
-  const LaneU32 zero{};
 #if defined(__AVX2__)
   // In each 128-bit half (byte shifts stay within halves), then the low
   // half's total into the high half: 7 instructions, where whole-vector
@@ -64,8 +63,8 @@ inline LaneU32 prefix_sum(LaneU32 x) noexcept {
   x += reinterpret_cast<LaneU32>(_mm256_slli_si256(reinterpret_cast<__m256i>(x), 8));
   const __m256i low_total = _mm256_shuffle_epi32(reinterpret_cast<__m256i>(x), 0xFF);
   x += reinterpret_cast<LaneU32>(_mm256_permute2x128_si256(low_total, low_total, 0x08));
-  (void)zero;
 #else
+  const LaneU32 zero{};
   x += __builtin_shufflevector(x, zero, 4, 0, 1, 2);
   x += __builtin_shufflevector(x, zero, 4, 4, 0, 1);
 #endif
@@ -250,8 +249,8 @@ class LaneChunk {
         divisor_(chunk) {}
 
   // Plans rows [first, first + count) of the batch into plan[0, count), read
-  // through `rows`, and returns the largest chunk count among them. Lanes past `count`
-  // (up to the next multiple of kLanes) are planned as empty rows.
+  // through `rows`, and returns the largest chunk count among them. Lanes
+  // past `count` (up to the next multiple of kLanes) are planned as empty rows.
   template <std::size_t Rows, typename Int>
   std::uint32_t cut(RowPlan<Rows>& plan, RowReader<Int>& rows, std::size_t first, std::size_t count) const noexcept {
     if (power_of_two_) {

@@ -39,7 +39,7 @@ inline constexpr std::uint32_t kSummedChunks = kNarrowLanes;
 struct PairSlots {
   std::uint64_t lanes[256];
 };
-constexpr PairSlots make_pair_slots() {
+consteval PairSlots make_pair_slots() {  // consteval: built by the compiler, no run-time code
   PairSlots slots{};
   for (unsigned key = 0; key < 256; ++key) {
     unsigned slot = 0;
@@ -106,7 +106,9 @@ class RowWriter {
     __m256i at[8];
     LaneU32 next = first_base;
 #pragma GCC unroll 8
-    for (std::size_t j = 0; j < 8; ++j, next += chunk_) at[j] = reinterpret_cast<__m256i>(larger(as_signed(next), start));
+    for (std::size_t j = 0; j < 8; ++j, next += chunk_) {
+      at[j] = reinterpret_cast<__m256i>(larger(as_signed(next), start));
+    }
     transpose(at);
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < 8; ++r) {
@@ -187,8 +189,9 @@ class RowWriter {
     // The intrinsic, not __builtin_convertvector: GCC 12 widens 8 bytes one at a time.
     const auto lane = reinterpret_cast<LaneI32>(
         _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kPairSlots.lanes[key]))));
-    store_lanes(cu + k, reinterpret_cast<LaneI32>(
-                            _mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(starts), reinterpret_cast<__m256i>(lane))));
+    const __m256i laid_out =
+        _mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(starts), reinterpret_cast<__m256i>(lane));
+    store_lanes(cu + k, reinterpret_cast<LaneI32>(laid_out));
     store_lanes(seq + k, (lane & 3) + row);
   }
 #endif

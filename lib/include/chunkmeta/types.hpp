@@ -47,10 +47,10 @@ inline WorkloadView view_of(const Workload& workload) {
   return {workload.chunk_size, workload.num_computed_tokens, workload.query_start_loc};
 }
 
-// The three outputs the kernels consume, as the int32 arrays uploaded to them.
-// An allocator whose resize() leaves new ints unset instead of zeroing them:
-// fast() sizes its outputs from an upper bound and writes every entry it
-// keeps, so zero-filling would cost as much as writing the output again.
+// An allocator whose resize() default-initialises new elements (leaves ints
+// unset) instead of zeroing them: fast() sizes its outputs from an upper
+// bound and writes every entry it keeps, so zero-filling would cost about as
+// much as writing the output again (a third of fast()'s time at C=64).
 template <typename T>
 struct UninitializedAllocator : std::allocator<T> {
   template <typename U>
@@ -70,8 +70,8 @@ struct UninitializedAllocator : std::allocator<T> {
   }
 };
 
-// One output array: a std::vector of int32 that compares equal to any other
-// vector of the same values.
+// One output array: a std::vector of int32 (`Int32Array v(n)` leaves its n
+// entries unset) that compares equal to any other vector of the same values.
 using Int32Array = std::vector<std::int32_t, UninitializedAllocator<std::int32_t>>;
 template <typename A, typename B>
   requires(!std::is_same_v<A, B>)
@@ -79,6 +79,7 @@ bool operator==(const std::vector<std::int32_t, A>& a, const std::vector<std::in
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 
+// The three outputs the kernels consume, as the int32 arrays uploaded to them.
 struct ChunkMetadata {
   Int32Array cu_chunk_seqlen{0};
   Int32Array seq_idx;
