@@ -97,7 +97,7 @@ class RowWriter {
                     const std::uint32_t* base, const std::uint32_t* chunks, std::int32_t row) const noexcept {
     const auto start = load_lanes<LaneI32>(pos);
     const auto first_base = load_lanes<LaneU32>(base);
-    unsigned long_rows = sign_bits(load_lanes<LaneU32>(chunks) + (0x80000000u - 9));  // bit 31: 9 chunks or more
+    unsigned long_rows = rows_above(chunks, 8);
     while (long_rows != 0) {
       const auto r = static_cast<std::size_t>(__builtin_ctz(long_rows));
       long_rows &= long_rows - 1;
@@ -118,9 +118,7 @@ class RowWriter {
   }
 
   // Whether write_pairs can write rows [i, i + 8): each has at most 2 chunks.
-  static bool fits_pairs(const std::uint32_t* chunks) noexcept {
-    return sign_bits(load_lanes<LaneU32>(chunks) + (0x80000000u - 3)) == 0;  // bit 31: 3 chunks or more
-  }
+  static bool fits_pairs(const std::uint32_t* chunks) noexcept { return rows_above(chunks, 2) == 0; }
 
   // Rows [i, i + 8) of a plan whose rows have at most 2 chunks each, in four
   // stores: each 4 rows' chunks fill at most 8 slots, so one permutation of
@@ -182,6 +180,11 @@ class RowWriter {
   static unsigned sign_bits(LaneU32 x) noexcept {
     return static_cast<unsigned>(_mm256_movemask_ps(reinterpret_cast<__m256>(x)));
   }
+  // Bit r set where row r of the 8 has more than `most` chunks: bit 31 of
+  // chunks + 2^31 - (most + 1) (a planned row has at most 2^31-1 chunks).
+  static unsigned rows_above(const std::uint32_t* chunks, std::uint32_t most) noexcept {
+    return sign_bits(load_lanes<LaneU32>(chunks) + (0x80000000u - (most + 1)));
+  }
   // `starts` holds 4 rows' first chunk starts then their second ones; `key`
   // has bit r set for a row r of 1 chunk and bit 4 + r for one of 2.
   static void write_four(std::int32_t* cu, std::int32_t* seq, std::int64_t k, LaneI32 starts, unsigned key,
@@ -215,7 +218,7 @@ class RowWriter {
 // `last` when it is not null. In 32-bit vector lanes: the block's sum is at
 // most 16 x kBlockRows. Returns the block's chunks.
 inline std::uint32_t sum_block_chunks(const std::uint32_t* chunks, std::size_t count, std::int64_t k,
-                                       std::uint32_t* offset, std::int32_t* last) noexcept {
+                                      std::uint32_t* offset, std::int32_t* last) noexcept {
   const LaneU32 last_of_first = LaneU32{} + (static_cast<std::uint32_t>(k) - 1);  // int32 entries: low bits only
   LaneU32 carry{};
   for (std::size_t i = 0; i < count; i += kLanes) {
@@ -262,6 +265,15 @@ struct BlockSlots {
   std::int32_t first;
 };
 
+// How many whole groups of 8 rows (the last one padded with the plan's empty
+// rows) have `slots` slots free from their last row's first slot: the
+// offsets only grow, so those are a prefix of the block.
+inline std::size_t groups_that_fit(const BlockSlots& to, std::size_t count, std::int64_t slots) noexcept {
+  std::size_t groups = (count + 7) / 8;
+  while (groups > 0 && to.k + to.offset[8 * groups - 1] + slots > to.room) --groups;
+  return groups;
+}
+
 // Rows of at most 4 chunks: with AVX2, 8 at a time, 4 rows per store where
 // the 8 have at most 2 chunks each (a block of such rows skips that check:
 // it measured 5% faster) and a 4-lane store per row otherwise; without, a
@@ -275,10 +287,7 @@ std::size_t write_narrow_rows(const RowWriter writer, const Plan& plan, std::siz
   const std::uint32_t* const offset = to.offset;
   const std::int32_t first = to.first;
 #if defined(__AVX2__)
-  // Groups of 8 rows (the last one padded with the plan's empty rows) whose
-  // last row's offset leaves 8 slots.
-  std::size_t groups = (count + 7) / 8;
-  while (groups > 0 && k + offset[8 * groups - 1] + 8 > to.room) --groups;
+  const std::size_t groups = groups_that_fit(to, count, 8);
   const auto write_groups = [&](auto pairs_only) {
     for (std::size_t g = 0; g < groups; ++g) {
       const std::size_t i = 8 * g;
@@ -317,8 +326,7 @@ std::size_t write_summed_rows(const RowWriter writer, const Plan& plan, std::siz
   std::int32_t* const seq = to.seq;
   const std::int64_t k = to.k;
   const std::uint32_t* const offset = to.offset;
-  std::size_t groups = (count + 7) / 8;
-  while (groups > 0 && k + offset[8 * groups - 1] + 16 > to.room) --groups;
+  const std::size_t groups = groups_that_fit(to, count, 16);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = 8 * g;
     std::int64_t slot[8];
