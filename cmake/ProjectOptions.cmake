@@ -12,8 +12,11 @@ if(CHUNKMETA_SANITIZERS)
                          -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(chunkmeta_project_options INTERFACE -fsanitize=${CHUNKMETA_SANITIZERS})
   if(CHUNKMETA_SANITIZERS MATCHES "fuzzer" AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-    target_compile_options(chunkmeta_project_options INTERFACE
-                           -fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/fuzz/coverage_ignorelist.txt)
+    # The depfile entry rebuilds every object when the list changes (clang 14
+    # lists its own sanitizer lists there, but not this one).
+    set(coverage_ignorelist ${PROJECT_SOURCE_DIR}/fuzz/coverage_ignorelist.txt)
+    target_compile_options(chunkmeta_project_options INTERFACE -fsanitize-coverage-ignorelist=${coverage_ignorelist}
+                           "SHELL:-Xclang -fdepfile-entry=${coverage_ignorelist}")
   endif()
 endif()
 

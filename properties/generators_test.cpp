@@ -111,7 +111,7 @@ TEST(FuzzInputs, EncodeThenDecodeGivesBackTheWorkload) {
   EXPECT_GT(robustness, 3000);
 }
 
-TEST(FuzzInputs, DecodingAnyBytesGivesAValidWorkloadWithinBudget) {
+TEST(FuzzInputs, DecodingAnyBytesGivesAValidWorkloadWithinBudgetInArraysOfExactlyItsSize) {
   std::mt19937 rng(99);
   for (int i = 0; i < 20000; ++i) {
     std::vector<std::uint8_t> bytes(rng() % 200);
@@ -120,6 +120,9 @@ TEST(FuzzInputs, DecodingAnyBytesGivesAValidWorkloadWithinBudget) {
     ASSERT_FALSE(validate(w).has_value()) << *validate(w) << " for " << w;
     ASSERT_LE(output_sizes(view_of(w)).value().num_chunks(), 256) << w;
     ASSERT_LE(w.num_computed_tokens.size(), 64u) << w;
+    // No spare capacity: ASan then sees an implementation that reads past the last row.
+    ASSERT_EQ(w.num_computed_tokens.capacity(), w.num_computed_tokens.size()) << w;
+    ASSERT_EQ(w.query_start_loc.capacity(), w.query_start_loc.size()) << w;
   }
 }
 

@@ -95,33 +95,41 @@ std::int64_t row_chunks(std::int64_t chunk, std::int64_t computed, std::int64_t 
 Workload decode_valid_workload(std::span<const std::uint8_t> bytes) {
   Reader in(bytes);
   in.byte();  // version: reserved
-  Workload w;
   const std::uint8_t chunk_tag = in.byte();
-  w.chunk_size = decode_chunk_size(chunk_tag, in.varint());
+  const std::int64_t chunk_size = decode_chunk_size(chunk_tag, in.varint());
   const std::uint8_t offset_tag = in.byte();
   const std::uint64_t offset = in.varint();
-  w.query_start_loc = {clamp(offset_tag % 2 == 0 ? small(offset) : kMaxValue - small(offset), 0, kMaxValue)};
-  // One allocation per array, not one per doubling: this runs once per fuzz execution.
-  const std::size_t rows_at_most = std::min(kMaxDecodedRows, bytes.size() / 2);
-  w.num_computed_tokens.reserve(rows_at_most);
-  w.query_start_loc.reserve(rows_at_most + 1);
+  // Rows are decoded into fixed arrays, then copied into vectors of exactly
+  // their size: ASan then catches an implementation that reads past the last
+  // row (spare capacity would hide it), and each array is allocated once.
+  std::array<std::int64_t, kMaxDecodedRows> computed_tokens;
+  std::array<std::int64_t, kMaxDecodedRows + 1> starts;
+  starts[0] = clamp(offset_tag % 2 == 0 ? small(offset) : kMaxValue - small(offset), 0, kMaxValue);
+  std::size_t rows = 0;
   std::int64_t chunks = 0;
-  while (!in.empty() && w.num_computed_tokens.size() < kMaxDecodedRows) {
+  while (!in.empty() && rows < kMaxDecodedRows) {
     const std::uint8_t computed_tag = in.byte();
-    const std::int64_t computed = decode_computed(computed_tag, in.varint(), w.chunk_size);
-    const std::int64_t room = std::min(kMaxValue - computed, kMaxValue - w.query_start_loc.back());
+    const std::int64_t computed = decode_computed(computed_tag, in.varint(), chunk_size);
+    const std::int64_t room = std::min(kMaxValue - computed, kMaxValue - starts[rows]);
     const std::uint8_t tokens_tag = in.byte();
-    std::int64_t tokens = decode_new_tokens(tokens_tag, in.varint(), w.chunk_size, computed, room);
+    std::int64_t tokens = decode_new_tokens(tokens_tag, in.varint(), chunk_size, computed, room);
     // Keep the whole output under the budget: trim this row's tokens if needed.
     const std::int64_t budget = kMaxDecodedChunks - chunks;
-    if (row_chunks(w.chunk_size, computed, tokens) > budget) {
+    std::int64_t row = row_chunks(chunk_size, computed, tokens);
+    if (row > budget) {
       if (budget <= 1) break;
-      tokens = std::min(tokens, (budget - 1) * w.chunk_size);
+      tokens = std::min(tokens, (budget - 1) * chunk_size);
+      row = row_chunks(chunk_size, computed, tokens);
     }
-    chunks += row_chunks(w.chunk_size, computed, tokens);
-    w.num_computed_tokens.push_back(computed);
-    w.query_start_loc.push_back(w.query_start_loc.back() + tokens);
+    chunks += row;
+    computed_tokens[rows] = computed;
+    starts[rows + 1] = starts[rows] + tokens;
+    ++rows;
   }
+  Workload w;
+  w.chunk_size = chunk_size;
+  w.num_computed_tokens.assign(computed_tokens.begin(), computed_tokens.begin() + static_cast<std::ptrdiff_t>(rows));
+  w.query_start_loc.assign(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(rows + 1));
   return w;
 }
 
