@@ -35,14 +35,16 @@ for target in "${targets[@]}"; do
     -print_final_stats=1 -artifact_prefix="$artifacts" "$new" "$corpus" "$work/$target/regressions" \
     > "$work/$target/fuzz.log" 2>&1
   set -e
-  cat fuzz-*.log >> "$work/$target/fuzz.log" 2>/dev/null && rm -f fuzz-*.log
+  # libFuzzer's parent already copies each job's fuzz-N.log into its own
+  # output when the job exits; appending them again counted every job twice.
+  rm -f fuzz-*.log
   # Per process (the figure that matters under ASan) and summed; coverage
   # features at start (INITED) and end (DONE), as new features per minute.
   awk -v t="$target" -v s="$seconds" '
       /stat::number_of_executed_units/ {runs += $2}
       /stat::average_exec_per_sec/ {rate += $2; procs++}
-      / INITED / {for (i = 1; i < NF; i++) if ($i == "ft:") {start += $(i + 1); inits++}}
-      / DONE / {for (i = 1; i < NF; i++) if ($i == "ft:") {end += $(i + 1); dones++}}
+      /[[:space:]]INITED / {for (i = 1; i < NF; i++) if ($i == "ft:") {start += $(i + 1); inits++}}
+      /[[:space:]]DONE / {for (i = 1; i < NF; i++) if ($i == "ft:") {end += $(i + 1); dones++}}
       END {
         printf "%s: %d executions, %d exec/s per process (%d summed over %d jobs)\n", t, runs,
                procs ? rate / procs : 0, rate, procs
