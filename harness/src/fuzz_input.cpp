@@ -115,13 +115,13 @@ Workload decode_valid_workload(std::span<const std::uint8_t> bytes) {
     std::int64_t tokens = decode_new_tokens(tokens_tag, in.varint(), chunk_size, computed, room);
     // Keep the whole output under the budget: trim this row's tokens if needed.
     const std::int64_t budget = kMaxDecodedChunks - chunks;
-    std::int64_t row = row_chunks(chunk_size, computed, tokens);
-    if (row > budget) {
+    std::int64_t chunks_in_row = row_chunks(chunk_size, computed, tokens);
+    if (chunks_in_row > budget) {
       if (budget <= 1) break;
       tokens = std::min(tokens, (budget - 1) * chunk_size);
-      row = row_chunks(chunk_size, computed, tokens);
+      chunks_in_row = row_chunks(chunk_size, computed, tokens);
     }
-    chunks += row;
+    chunks += chunks_in_row;
     computed_tokens[rows] = computed;
     starts[rows + 1] = starts[rows] + tokens;
     ++rows;
