@@ -6,6 +6,13 @@ add_library(chunkmeta_project_options INTERFACE)
 target_compile_features(chunkmeta_project_options INTERFACE cxx_std_20)
 target_compile_options(chunkmeta_project_options INTERFACE -Wall -Wextra -Wpedantic
                        $<$<BOOL:${CHUNKMETA_WARNINGS_AS_ERRORS}>:-Werror>)
+# No path of the machine that built it in what is installed: __FILE__ in
+# messages and the debug information name sources relative to the checkout
+# (and the build tree, when it lies outside it).
+if(NOT PROJECT_BINARY_DIR MATCHES "^${PROJECT_SOURCE_DIR}/")
+  target_compile_options(chunkmeta_project_options INTERFACE "-ffile-prefix-map=${PROJECT_BINARY_DIR}=build")
+endif()
+target_compile_options(chunkmeta_project_options INTERFACE "-ffile-prefix-map=${PROJECT_SOURCE_DIR}=.")
 
 # Whether clang's fuzzer coverage instrumentation is on (read by harness/ too).
 set(CHUNKMETA_FUZZER_INSTRUMENTED FALSE)
@@ -36,3 +43,9 @@ endif()
 
 # Executables land in <build>/bin.
 set(CHUNKMETA_BIN_DIR "${PROJECT_BINARY_DIR}/bin")
+
+# The corpus `chunkmeta` replays by default, relative to the executable: the
+# same relative place in the build tree (a link to the checkout's corpus) and in
+# an installed prefix (share/chunkmeta/corpus), so no absolute path is built in.
+set(CHUNKMETA_CORPUS_INSTALL_DIR "${CMAKE_INSTALL_DATADIR}/chunkmeta/corpus")
+file(RELATIVE_PATH CHUNKMETA_CORPUS_FROM_PROGRAM "/${CMAKE_INSTALL_BINDIR}" "/${CHUNKMETA_CORPUS_INSTALL_DIR}")

@@ -9,10 +9,6 @@
 #include <fstream>
 #include <sstream>
 
-#ifndef CHUNKMETA_CLI_PATH
-#define CHUNKMETA_CLI_PATH "chunkmeta"
-#endif
-
 namespace chunkmeta::harness {
 namespace {
 
@@ -194,8 +190,18 @@ Json corpus_entry(const Workload& workload, const std::string& origin) {
   return j;
 }
 
+namespace {
+std::string& program_path() {
+  static std::string path = "chunkmeta";
+  return path;
+}
+}  // namespace
+
+void set_program(std::string path) { program_path() = std::move(path); }
+const std::string& program() { return program_path(); }
+
 std::string replay_command(const std::string& implementation, const std::filesystem::path& file) {
-  return std::string(CHUNKMETA_CLI_PATH) + " replay --impl " + shell_quote(implementation) + " " + shell_quote(file.string());
+  return shell_quote(program()) + " replay --impl " + shell_quote(implementation) + " " + shell_quote(file.string());
 }
 
 Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files) {

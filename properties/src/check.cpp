@@ -84,6 +84,22 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
 
 }  // namespace
 
+std::string corpus_line(const std::vector<std::filesystem::path>& corpus) {
+  if (corpus.empty()) return "Corpus: none\n";
+  std::string places;
+  std::vector<std::filesystem::path> present;
+  for (const auto& place : corpus) {
+    places += (places.empty() ? "" : ", ") + place.string();
+    if (std::filesystem::exists(place)) {
+      present.push_back(place);
+    } else {
+      places += " (missing)";
+    }
+  }
+  const auto entries = harness::corpus_files(present).size();
+  return "Corpus: " + places + " (" + std::to_string(entries) + (entries == 1 ? " entry" : " entries") + ")\n";
+}
+
 bool CheckResult::passed() const {
   if (!replay.passed()) return false;
   for (const auto& suite : suites) {
@@ -112,6 +128,7 @@ CheckResult check(const std::vector<harness::Implementation>& implementations, c
   CheckResult result;
   SuiteOptions suite = options.suite;
   if (!suite.progress) suite.progress = options.progress;
+  tell(corpus_line(options.corpus));
   if (!options.corpus.empty()) {
     tell("Replaying the corpus...\n");
     result.replay = replay_corpus(implementations, options.corpus);

@@ -52,11 +52,21 @@ void stop_on_signals() {
   std::signal(SIGTERM, request_stop);
 }
 
-// This executable, so an isolated plugin runs in `SELF compute --impl plugin:...`.
+// This executable, so an isolated plugin runs in `SELF compute --impl plugin:...`
+// and reports name the program that wrote them.
 std::string self_path(const char* argv0) {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string(argv0) : exe.string();
+}
+
+// The corpus beside this program: share/chunkmeta/corpus in an installed
+// prefix, the checkout's corpus (through a link) in the build tree.
+std::filesystem::path default_corpus(const std::string& self) {
+  std::error_code ec;
+  const auto corpus = std::filesystem::path(self).parent_path() / CHUNKMETA_CORPUS_FROM_PROGRAM;
+  const auto resolved = std::filesystem::weakly_canonical(corpus, ec);
+  return ec ? corpus.lexically_normal() : resolved;
 }
 
 // Resolves --impl specs; an empty list means every built-in implementation.
@@ -318,6 +328,7 @@ int main(int argc, char** argv) {
                                 "plugin:PATH[#NAME] (a shared library exporting <chunkmeta/plugin.h>)";
   harness::ResolveOptions resolve;
   resolve.self_path = self_path(argv[0]);
+  harness::set_program(resolve.self_path);
 
   std::string compute_impl = "fast";
   std::int64_t max_chunks = Limits::kDefaultMaxChunks;
@@ -336,7 +347,7 @@ int main(int argc, char** argv) {
   properties::SuiteOptions options;
   std::uint64_t seed = 0;
   std::string report_dir;
-  std::vector<std::filesystem::path> corpus_inputs = {CHUNKMETA_DEFAULT_CORPUS};
+  std::vector<std::filesystem::path> corpus_inputs = {default_corpus(resolve.self_path)};
   auto* verify_cmd = app.add_subcommand(
       "verify", "Replay the corpus, then run the property suite (differential against the reference, the SPEC "
                 "invariants, metamorphic relations, validation) and print a summary. Exit 0 only if all held.");
@@ -347,7 +358,8 @@ int main(int argc, char** argv) {
   auto* seed_opt = verify_cmd->add_option("--seed", seed, "RapidCheck seed (default: random, printed on failure)");
   verify_cmd->add_option("--report-dir", report_dir,
                          "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
-  verify_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
+  auto* verify_corpus_opt =
+      verify_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
   std::vector<std::string> check_impls;
   bool check_no_prefetch = false;
   auto* check_cmd = app.add_subcommand(
@@ -376,7 +388,8 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("--no-batch", check_no_prefetch, "Send workloads one at a time instead of in batches");
   check_cmd->add_option("--report-dir", report_dir,
                         "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
-  check_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
+  auto* check_corpus_opt =
+      check_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
   bool keep_going = false;
   // Options that decide when a run with a failure ends: the same for verify and check.
   for (auto* cmd : {verify_cmd, check_cmd}) {
@@ -482,6 +495,12 @@ int main(int argc, char** argv) {
   if (!report_dir.empty()) options.report_dir = report_dir;
   properties::CheckOptions run;
   run.corpus = corpus_inputs;
+  // A program without its corpus beside it (copied out of its prefix) replays none and says so.
+  const bool default_corpus_missing = !*verify_corpus_opt && !*check_corpus_opt && !std::filesystem::exists(corpus_inputs.front());
+  if (default_corpus_missing) {
+    std::cout << "No corpus beside this program (" << corpus_inputs.front().string() << "); --corpus names one\n";
+    run.corpus.clear();
+  }
   run.properties_after_replay_failure = keep_going;
   if (*check_cmd) {
     std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>> processes;

@@ -54,6 +54,11 @@ Json corpus_entry(const Workload& workload, const std::string& origin);
 // `text` as one shell word (quoted unless it is plain).
 std::string shell_quote(const std::string& text);
 
+// The program that replay commands name: the running `chunkmeta` (its real
+// path, set by the CLI at start-up), else "chunkmeta" as found on PATH.
+void set_program(std::string path);
+const std::string& program();
+
 // A shell command that replays a corpus entry or report against `implementation`.
 std::string replay_command(const std::string& implementation, const std::filesystem::path& file);
 

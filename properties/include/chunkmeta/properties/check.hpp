@@ -56,6 +56,9 @@ struct CheckResult {
   std::string verdict() const;  // "VERIFIED: ..." or "NOT VERIFIED: ...", one line
 };
 
+// "Corpus: PLACES (N entries)", the first line of a run: what it replays.
+std::string corpus_line(const std::vector<std::filesystem::path>& corpus);
+
 // The library properties run with the first implementation only: they do not depend on it.
 CheckResult check(const std::vector<harness::Implementation>& implementations, const CheckOptions& options);
 
