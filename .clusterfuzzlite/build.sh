@@ -9,11 +9,12 @@ cmake -S "$SRC/chunkmeta" -B "$build" -G Ninja \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DCHUNKMETA_BUILD_TESTS=OFF -DCHUNKMETA_BUILD_TOOLS=OFF -DCHUNKMETA_BUILD_BENCHMARKS=OFF \
   -DCHUNKMETA_BUILD_FUZZERS=ON -DCHUNKMETA_FUZZING_ENGINE="$LIB_FUZZING_ENGINE"
-targets=(differential robustness json_line)
+# Every target has fuzz/<target>.options.
+targets=($(cd "$SRC/chunkmeta/fuzz" && ls *.options | sed 's/\.options$//'))
 cmake --build "$build" --target "${targets[@]/#/fuzz_}"
 for target in "${targets[@]}"; do
   cp "$build/bin/fuzz_$target" "$OUT/$target"
   (cd "$SRC/chunkmeta/corpus/fuzz/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
   cp "$SRC/chunkmeta/fuzz/$target.options" "$OUT/"
 done
-cp "$SRC/chunkmeta/fuzz/json_line.dict" "$OUT/"
+cp "$SRC"/chunkmeta/fuzz/*.dict "$OUT/"

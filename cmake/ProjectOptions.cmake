@@ -8,11 +8,14 @@ target_compile_options(chunkmeta_project_options INTERFACE -Wall -Wextra -Wpedan
                        $<$<BOOL:${CHUNKMETA_WARNINGS_AS_ERRORS}>:-Werror>)
 # No path of the machine that built it in what is installed: __FILE__ in
 # messages and the debug information name sources relative to the checkout
-# (and the build tree, when it lies outside it).
-if(NOT PROJECT_BINARY_DIR MATCHES "^${PROJECT_SOURCE_DIR}/")
-  target_compile_options(chunkmeta_project_options INTERFACE "-ffile-prefix-map=${PROJECT_BINARY_DIR}=build")
+# (and the build tree, when it lies outside it). Not in a coverage build,
+# which is never installed and whose reports are filtered by absolute path.
+if(NOT CHUNKMETA_COVERAGE)
+  if(NOT PROJECT_BINARY_DIR MATCHES "^${PROJECT_SOURCE_DIR}/")
+    target_compile_options(chunkmeta_project_options INTERFACE "-ffile-prefix-map=${PROJECT_BINARY_DIR}=build")
+  endif()
+  target_compile_options(chunkmeta_project_options INTERFACE "-ffile-prefix-map=${PROJECT_SOURCE_DIR}=.")
 endif()
-target_compile_options(chunkmeta_project_options INTERFACE "-ffile-prefix-map=${PROJECT_SOURCE_DIR}=.")
 
 # Whether clang's fuzzer coverage instrumentation is on (read by harness/ too).
 set(CHUNKMETA_FUZZER_INSTRUMENTED FALSE)

@@ -17,7 +17,8 @@ export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
 export SRC="$work/src" OUT="$work/out" WORK="$work/work"
 bash "$source_dir/.clusterfuzzlite/build.sh"
 
-for target in differential robustness json_line; do
+targets=($(cd "$source_dir/fuzz" && ls *.options | sed 's/\.options$//'))
+for target in "${targets[@]}"; do
   for file in "$OUT/$target" "$OUT/${target}_seed_corpus.zip" "$OUT/$target.options"; do
     [ -e "$file" ] || { echo "build.sh did not produce $file" >&2; exit 1; }
   done
@@ -26,4 +27,6 @@ for target in differential robustness json_line; do
   "$OUT/$target" -runs=0 "$work/seeds/$target"
   echo "$target: $(ls "$work/seeds/$target" | wc -l) seeds ran"
 done
-[ -e "$OUT/json_line.dict" ] || { echo "build.sh did not produce json_line.dict" >&2; exit 1; }
+for dict in $(sed -n 's/^dict = //p' "$source_dir"/fuzz/*.options); do
+  [ -e "$OUT/$dict" ] || { echo "build.sh did not produce $dict" >&2; exit 1; }
+done

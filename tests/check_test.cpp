@@ -71,12 +71,18 @@ TEST(CheckCommand, RefusesAnImplementationItCannotResolve) {
   }
 }
 
-TEST(ComputeCommand, EchoesEachLinesIdFirst) {
-  const auto run = run_cli("compute", "{\"chunk_size\":4,\"id\":\"a-7\",\"num_computed_tokens\":[0],\"query_start_loc\":[0,5]}\n"
-                                      "{\"chunk_size\":0,\"id\":8,\"num_computed_tokens\":[],\"query_start_loc\":[0]}\n");
-  ASSERT_EQ(run.lines.size(), 2u) << run.out;
-  EXPECT_EQ(run.lines[0].rfind("{\"id\":\"a-7\",\"cu_chunk_seqlen\":[0,4,5]", 0), 0u) << run.lines[0];
+TEST(ComputeCommand, EchoesEachLinesIdFirstAndRefusesAnIdThatIsNotAnUnsignedInteger) {
+  const auto run = run_cli("compute", "{\"chunk_size\":4,\"id\":7,\"num_computed_tokens\":[0],\"query_start_loc\":[0,5]}\n"
+                                      "{\"chunk_size\":0,\"id\":8,\"num_computed_tokens\":[],\"query_start_loc\":[0]}\n"
+                                      "{\"chunk_size\":4,\"id\":\"a-7\",\"num_computed_tokens\":[0],\"query_start_loc\":[0,5]}\n"
+                                      "{\"chunk_size\":4,\"id\":7.5,\"num_computed_tokens\":[0],\"query_start_loc\":[0,5]}\n");
+  ASSERT_EQ(run.lines.size(), 4u) << run.out;
+  EXPECT_EQ(run.lines[0].rfind("{\"id\":7,\"cu_chunk_seqlen\":[0,4,5]", 0), 0u) << run.lines[0];
   EXPECT_EQ(run.lines[1].rfind("{\"id\":8,\"error\":", 0), 0u) << run.lines[1];
+  for (int i : {2, 3}) {
+    EXPECT_EQ(run.lines[i].rfind("{\"error\":{\"code\":\"wrong_type\",\"field\":\"id\",", 0), 0u) << run.lines[i];
+  }
+  EXPECT_EQ(run.exit_code, 1);
 }
 
 TEST(PythonAdapter, VerifiesThePurePythonReferenceProcedureWithLists) {

@@ -74,29 +74,18 @@ TEST(RequestLine, IsTheDomsLineForEveryWorkloadTheHarnessSends) {
   }
 }
 
-// The request reader (chunkmeta compute's side) against the DOM reading of the
-// same line: the same id and the same workload or the same input error.
+// The request reader (chunkmeta compute's side) against the DOM reading that
+// defines the protocol: the same id and the same workload or the same input error.
 void expect_request_reading_agrees(const std::string& line) {
   const harness::Request read = harness::parse_request_line(line);
-  Json id = nullptr;
-  std::variant<Workload, harness::InputError> dom = harness::InputError{};
-  try {
-    Json value = Json::parse(line);
-    if (value.is_object() && value.contains("id")) {
-      id = value["id"];
-      value.erase("id");
-    }
-    dom = harness::parse_workload(value);
-  } catch (const Json::exception&) {
-    dom = harness::parse_workload_line(line);  // the same malformed_json error
-  }
-  EXPECT_EQ(read.id, id) << line;
-  ASSERT_EQ(read.workload.index(), dom.index()) << line;
+  const harness::Request dom = harness::parse_request_dom(line);
+  EXPECT_EQ(read.id, dom.id) << line;
+  ASSERT_EQ(read.workload.index(), dom.workload.index()) << line;
   if (const auto* w = std::get_if<Workload>(&read.workload)) {
-    EXPECT_EQ(*w, std::get<Workload>(dom)) << line;
+    EXPECT_EQ(*w, std::get<Workload>(dom.workload)) << line;
   } else {
-    EXPECT_EQ(std::get<harness::InputError>(read.workload).code, std::get<harness::InputError>(dom).code) << line;
-    EXPECT_EQ(std::get<harness::InputError>(read.workload).field, std::get<harness::InputError>(dom).field) << line;
+    EXPECT_EQ(std::get<harness::InputError>(read.workload).code, std::get<harness::InputError>(dom.workload).code) << line;
+    EXPECT_EQ(std::get<harness::InputError>(read.workload).field, std::get<harness::InputError>(dom.workload).field) << line;
   }
 }
 
@@ -139,6 +128,50 @@ TEST(RequestLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
            R"({"id":3,"chunk_size":8,"num_computed_tokens":[],"query_start_loc":[-7]})",
            R"({"id":3,"chunk_size":null,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
        }) {
+    expect_request_reading_agrees(line);
+  }
+}
+
+// What a new user's 20,000 mutated request lines found accepted and echoed:
+// each is now refused with an error line, naming what is wrong, and no id echoed.
+TEST(RequestLineReader, RefusesWhatTheProtocolDoesNotAllowInsteadOfEchoingIt) {
+  const std::string body = R"("chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]})";
+  struct Refused {
+    std::string line;
+    std::string code;
+    std::string field;
+  };
+  const std::vector<Refused> refused = {
+      {"{\"id\":3," + body + std::string(1, '\0'), "malformed_json", ""},
+      {"{\"id\":3," + body.substr(0, 10) + std::string(1, '\0') + body.substr(10), "malformed_json", ""},
+      {"\xEF\xBB\xBF{\"id\":3," + body, "malformed_json", ""},
+      {"{\"id\":3.5," + body, "wrong_type", "id"},
+      {"{\"id\":3.0," + body, "wrong_type", "id"},
+      {"{\"id\":3e2," + body, "wrong_type", "id"},
+      {"{\"id\":-3," + body, "wrong_type", "id"},
+      {"{\"id\":-0," + body, "wrong_type", "id"},
+      {"{\"id\":\"3\"," + body, "wrong_type", "id"},
+      {"{\"id\":null," + body, "wrong_type", "id"},
+      {"{\"id\":[3]," + body, "wrong_type", "id"},
+      {"{\"id\":18446744073709551616," + body, "wrong_type", "id"},
+      {"{\"id\":3,\"id\":4," + body, "duplicate_key", "id"},
+      {"{\"id\":3,\"chunk_size\":9," + body, "duplicate_key", "chunk_size"},
+  };
+  for (const auto& [line, code, field] : refused) {
+    const harness::Request read = harness::parse_request_line(line);
+    EXPECT_TRUE(read.id.is_null()) << line;
+    const auto* error = std::get_if<harness::InputError>(&read.workload);
+    ASSERT_NE(error, nullptr) << line;
+    EXPECT_EQ(error->code, code) << line;
+    EXPECT_EQ(error->field, field) << line;
+    EXPECT_FALSE(error->message.empty());
+    expect_request_reading_agrees(line);
+  }
+  // Whitespace, a key order of one's own and the largest id are JSON the protocol allows.
+  for (const std::string line : {"{\"id\":3," + body, " {\"id\": 3, " + body + " ",
+                                 "{\"id\":18446744073709551615," + body, "{" + body}) {
+    const harness::Request read = harness::parse_request_line(line);
+    EXPECT_TRUE(std::holds_alternative<Workload>(read.workload)) << line;
     expect_request_reading_agrees(line);
   }
 }

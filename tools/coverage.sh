@@ -17,7 +17,7 @@ esac
 build=build/coverage
 cmake --preset coverage >/dev/null
 if $corpus_only; then
-  cmake --build --preset coverage --target chunkmeta_cli fuzz_differential fuzz_robustness fuzz_json_line
+  cmake --build --preset coverage --target chunkmeta_cli fuzz_differential fuzz_robustness fuzz_json_line fuzz_request_line
 else
   cmake --build --preset coverage
 fi

@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(differential robustness json_line)
+[ ${#targets[@]} -eq 0 ] && targets=($(cd fuzz && ls *.options | sed 's/\.options$//'))
 jobs="$(nproc)"
 work="build/fuzz/work"
 reports="${CHUNKMETA_REPORT_DIR:-build/fuzz/reports}"
@@ -26,7 +26,7 @@ for target in "${targets[@]}"; do
   new="$work/$target/new"
   artifacts="$work/$target/artifacts/"
   rm -rf "$work/$target" && mkdir -p "$new" "$artifacts" "$work/$target/regressions"
-  # Every counterexample ever kept becomes a seed (json_line takes the JSON itself).
+  # Every counterexample ever kept becomes a seed (json_line takes the JSON itself, request_line a request line).
   "$cli" fuzz-encode --target "$target" "$work/$target/regressions" corpus/regressions >/dev/null 2>&1 || true
 
   echo "=== fuzzing $target for ${seconds}s on $jobs jobs ==="
@@ -61,11 +61,10 @@ for target in "${targets[@]}"; do
     [ -e "$crash" ] || continue
     findings=$((findings + 1))
     echo "FINDING $crash"
-    if [ "$target" = json_line ]; then
-      "$fuzzer" "$crash" 2>&1 | tail -5 || true
-    else
-      CHUNKMETA_REPORT_DIR="$reports" "$cli" fuzz-shrink --target "$target" "$crash" || true
-    fi
+    case "$target" in
+      differential | robustness) CHUNKMETA_REPORT_DIR="$reports" "$cli" fuzz-shrink --target "$target" "$crash" || true ;;
+      *) "$fuzzer" "$crash" 2>&1 | tail -8 || true ;;
+    esac
   done
 done
 echo "Fuzzing done: $findings findings (reports in $reports)"

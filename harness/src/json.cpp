@@ -1,5 +1,6 @@
 #include "chunkmeta/harness/json.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -32,6 +33,7 @@ InputError input_error(std::string code, std::string field, std::int64_t index, 
 
 std::string type_name(const Json& v) {
   if (v.is_number_float()) return "a non-integer number " + v.dump();
+  if (v.is_number_integer() && !v.is_number_unsigned()) return "a negative number " + v.dump();
   if (v.is_null()) return "null";
   const std::string name = v.type_name();
   return (name[0] == 'a' || name[0] == 'o' ? "an " : "a ") + name;
@@ -174,17 +176,67 @@ std::variant<Workload, InputError> parse_workload(const Json& value) {
 }
 
 namespace {
-std::variant<Json, InputError> parse_json_line(std::string_view line) {
-  try {
-    return Json::parse(line);
-  } catch (const Json::parse_error& e) {
-    return input_error("malformed_json", "", Error::kNoIndex,
-                       "not valid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
-  } catch (const Json::exception& e) {
-    // Found by fuzz_json_line: a number such as 1E4748 overflows a double while parsing.
-    return input_error("malformed_json", "", Error::kNoIndex, std::string("JSON the parser cannot hold: ") + e.what());
+
+// Why the parser refuses `text`: its first error, as the parser words it.
+class FirstParseError final : public nlohmann::json_sax<Json> {
+ public:
+  std::string message = "not valid JSON";
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t value, const string_t&) override {
+    // The DOM refuses what a double cannot hold (found by fuzz_json_line: 1E4748).
+    if (!std::isfinite(value)) message = "JSON the parser cannot hold: a number beyond a double";
+    return std::isfinite(value);
   }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool key(string_t&) override { return true; }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) override {
+    message = "not valid JSON at byte " + std::to_string(byte) + ": " + e.what();
+    return false;
+  }
+};
+
+std::string why_not_json(std::string_view text) {
+  FirstParseError first;
+  Json::sax_parse(text, &first);
+  return first.message;
 }
+
+// One protocol line as JSON text, strictly: besides what the parser refuses,
+// a NUL byte (the parser would end the text there), a leading byte-order mark
+// (the parser would skip it) and a key repeated in the object (the parser would
+// keep the last value) are refused rather than read.
+std::variant<Json, InputError> parse_json_line(std::string_view line) {
+  if (const auto nul = line.find('\0'); nul != std::string_view::npos)
+    return input_error("malformed_json", "", Error::kNoIndex,
+                       "a NUL byte at byte " + std::to_string(nul) + "; a line must be JSON text only");
+  if (line.starts_with("\xEF\xBB\xBF"))
+    return input_error("malformed_json", "", Error::kNoIndex, "the line starts with a byte-order mark; JSON Lines are UTF-8 without one");
+  std::vector<std::string> keys;  // of the outermost object
+  std::optional<std::string> repeated;
+  const Json::parser_callback_t note_keys = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::key && depth == 1 && !repeated) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) repeated = key;
+      keys.push_back(key);
+    }
+    return true;
+  };
+  // Without exceptions: a line that is not JSON is common (fuzzing, a confused
+  // program), and a throw costs more than parsing it twice.
+  Json value = Json::parse(line, note_keys, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return input_error("malformed_json", "", Error::kNoIndex, why_not_json(line));
+  if (repeated) return input_error("duplicate_key", *repeated, Error::kNoIndex, "the key \"" + *repeated + "\" appears twice");
+  return value;
+}
+
 }  // namespace
 
 std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
@@ -403,18 +455,26 @@ class CompactLine {
   const char* end_;
 };
 
-Request parse_request_line(std::string_view line) {
-  // The harness's own lines, without a DOM (a request can hold 100,000 rows).
-  if (auto compact = CompactLine(line).read_request()) return std::move(*compact);
+Request parse_request_dom(std::string_view line) {
   auto value = parse_json_line(line);
   if (auto* bad = std::get_if<InputError>(&value)) return {Json(nullptr), std::move(*bad)};
   Json& object = std::get<Json>(value);
   Json id = nullptr;
   if (object.is_object() && object.contains("id")) {
+    // Echoed as it is, so only what the protocol allows: an unsigned integer.
+    if (!object["id"].is_number_unsigned())
+      return {Json(nullptr), input_error("wrong_type", "id", Error::kNoIndex,
+                                         "id must be an unsigned integer, not " + type_name(object["id"]))};
     id = object["id"];
     object.erase("id");
   }
   return {std::move(id), parse_workload(object)};
+}
+
+Request parse_request_line(std::string_view line) {
+  // The harness's own lines, without a DOM (a request can hold 100,000 rows).
+  if (auto compact = CompactLine(line).read_request()) return std::move(*compact);
+  return parse_request_dom(line);
 }
 
 std::optional<ResultLine> parse_result_line(std::string_view line) {

@@ -195,8 +195,9 @@ int fuzz_encode(const std::string& target, const std::filesystem::path& dir,
     std::optional<std::vector<std::uint8_t>> bytes;
     if (target == "differential") bytes = harness::encode_valid_workload(workload);
     if (target == "robustness") bytes = harness::encode_any_workload(workload);
-    if (target == "json_line") {
-      const std::string line = harness::dump_line(harness::to_json(workload));
+    if (target == "json_line" || target == "request_line") {
+      const std::string line = target == "json_line" ? harness::dump_line(harness::to_json(workload))
+                                                     : harness::request_line(7, workload);
       bytes = std::vector<std::uint8_t>(line.begin(), line.end());
     }
     if (!bytes) {
@@ -425,7 +426,7 @@ int main(int argc, char** argv) {
 
   // Fuzz inputs <-> workloads, and fuzz findings -> shrunk reports.
   std::string fuzz_target = "differential";
-  const std::vector<std::string> fuzz_targets = {"differential", "robustness", "json_line"};
+  const std::vector<std::string> fuzz_targets = {"differential", "robustness", "json_line", "request_line"};
   std::vector<std::filesystem::path> decode_inputs;
   auto* decode_cmd = app.add_subcommand("fuzz-decode", "Print the workload (one JSON line) each fuzz input means.");
   decode_cmd->add_option("--target", fuzz_target, "differential or robustness")->capture_default_str()
@@ -435,7 +436,7 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> encode_inputs;
   auto* encode_cmd = app.add_subcommand(
       "fuzz-encode", "Write the workloads of corpus entries / reports as fuzz inputs for a target, named by content hash.");
-  encode_cmd->add_option("--target", fuzz_target, "differential, robustness or json_line")->capture_default_str()
+  encode_cmd->add_option("--target", fuzz_target, "differential, robustness, json_line or request_line")->capture_default_str()
       ->check(CLI::IsMember(fuzz_targets));
   encode_cmd->add_option("dir", encode_dir, "Output folder")->required();
   encode_cmd->add_option("files", encode_inputs, "Corpus entries, reports, or folders of them")->required();

@@ -13,10 +13,10 @@ namespace chunkmeta::harness {
 
 using Json = nlohmann::ordered_json;
 
-// A line of input that is not a workload at all: malformed JSON, a missing or
-// unknown key, a value of the wrong type. Library validation errors are Error.
+// A line of input that is not a workload at all: malformed JSON, a missing,
+// unknown or repeated key, a value of the wrong type. Library validation errors are Error.
 struct InputError {
-  std::string code;   // malformed_json, missing_key, unknown_key, wrong_type, value_too_large
+  std::string code;   // malformed_json, missing_key, unknown_key, duplicate_key, wrong_type, value_too_large
   std::string field;  // "" for the line as a whole
   std::int64_t index = Error::kNoIndex;
   std::string message;
@@ -32,11 +32,18 @@ std::variant<Workload, InputError> parse_workload(const Json& value);
 std::variant<Workload, InputError> parse_workload_line(std::string_view line);
 
 // One line of the JSON Lines protocol: a workload, and the "id" the answer
-// must echo (null when the line has none).
+// must echo (null when the line has none, or when its id is not an unsigned
+// integer: that line is refused with wrong_type at "id").
 struct Request {
   Json id;
   std::variant<Workload, InputError> workload;
 };
+// The protocol's definition: the line read as a DOM, strictly (no NUL byte, no
+// byte-order mark, no repeated key, an unsigned integer id).
+Request parse_request_dom(std::string_view line);
+// What `chunkmeta compute` serves traffic with: the harness's compact lines
+// read without a DOM, anything else by parse_request_dom. The two agree on
+// every line (fuzz/request_line.cpp compares them).
 Request parse_request_line(std::string_view line);
 
 // The answer line's object: {"id": ...} (when id is not null) followed by `body`'s keys.
