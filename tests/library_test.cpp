@@ -359,3 +359,53 @@ TEST(FirstBrokenRule, SaysValueTooLargeWithoutAnIndexWhenCalledOnAValidWorkload)
 
 }  // namespace
 }  // namespace chunkmeta
+
+namespace chunkmeta {
+namespace {
+
+// max_output_sizes() bounds every workload within the limits it is given, and
+// is reached: buffers sized by it once hold every step of an engine.
+TEST(MaxOutputSizes, HoldEveryWorkloadWithinTheLimitsAndAreReached) {
+  std::mt19937_64 random(20261205);
+  for (int i = 0; i < 20000; ++i) {
+    const std::int64_t chunk = std::int64_t{1} + static_cast<std::int64_t>(random() % (i % 2 ? 8 : 3000));
+    const auto rows = static_cast<std::size_t>(random() % 40);
+    Workload w{chunk, {}, {0}};
+    for (std::size_t r = 0; r < rows; ++r) {
+      // Often one or two tokens short of or past a boundary, after an unaligned start.
+      const std::int64_t tokens = random() % 3 == 0 ? static_cast<std::int64_t>(random() % 5000)
+                                                    : static_cast<std::int64_t>(random() % 4) * chunk + static_cast<std::int64_t>(random() % 3);
+      w.num_computed_tokens.push_back(random() % 2 ? chunk - 1 : static_cast<std::int64_t>(random() % 100000));
+      w.query_start_loc.push_back(w.query_start_loc.back() + tokens);
+    }
+    const auto sizes = output_sizes(view_of(w));
+    ASSERT_TRUE(sizes.ok());
+    const auto bound = max_output_sizes(w.query_start_loc.back(), static_cast<std::int64_t>(rows), chunk);
+    ASSERT_TRUE(bound.ok());
+    ASSERT_LE(sizes.value().num_chunks(), bound.value().num_chunks()) << Workload(w);
+    EXPECT_EQ(bound.value().cu_chunk_seqlen, bound.value().num_chunks() + 1);
+    EXPECT_EQ(bound.value().last_chunk_indices, static_cast<std::int64_t>(rows));
+  }
+  for (const std::int64_t chunk : {2, 3, 64, 2048}) {
+    const Workload one_row{chunk, {chunk - 1}, {0, chunk + 2}};
+    EXPECT_EQ(output_sizes(view_of(one_row)).value(), max_output_sizes(chunk + 2, 1, chunk).value());
+    const Workload empty_rows{chunk, {1, 1, 1}, {0, 0, 0, 0}};
+    EXPECT_EQ(output_sizes(view_of(empty_rows)).value(), max_output_sizes(0, 3, chunk).value());
+  }
+  const Workload chunk_one{1, {5, 0}, {0, 7, 9}};
+  EXPECT_EQ(output_sizes(view_of(chunk_one)).value(), max_output_sizes(9, 2, 1).value());
+}
+
+TEST(MaxOutputSizes, NameALimitTheyCannotTake) {
+  EXPECT_EQ(max_output_sizes(10, 1, 0).error().code, ErrorCode::chunk_size_not_positive);
+  EXPECT_EQ(max_output_sizes(10, 1, kMaxValue + 1).error().code, ErrorCode::value_too_large);
+  EXPECT_EQ(max_output_sizes(-1, 1, 8).error().field, "max_tokens");
+  EXPECT_EQ(max_output_sizes(10, -1, 8).error().field, "max_rows");
+  EXPECT_EQ(max_output_sizes(kMaxValue, 1, 1).error().code, ErrorCode::output_too_large);
+  EXPECT_EQ(max_output_sizes(std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max(), 2)
+                .error().code,
+            ErrorCode::output_too_large);
+}
+
+}  // namespace
+}  // namespace chunkmeta

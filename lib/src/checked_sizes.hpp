@@ -8,6 +8,9 @@
 
 namespace chunkmeta::detail {
 
+// Rule 1: the chunk size in [1, 2^31-1].
+std::optional<Error> check_chunk_size(std::int64_t chunk) noexcept;
+
 // Rules 1-2: chunk size, and query_start_loc having B + 1 entries.
 template <typename Int>
 std::optional<Error> check_shape(const BasicWorkloadView<Int>& workload) noexcept;

@@ -31,11 +31,15 @@ std::optional<Error> check_range(Int value, std::string_view field, std::int64_t
 
 }  // namespace
 
-template <typename Int>
-std::optional<Error> check_shape(const BasicWorkloadView<Int>& workload) noexcept {
-  const std::int64_t chunk = workload.chunk_size;
+std::optional<Error> check_chunk_size(std::int64_t chunk) noexcept {
   if (chunk <= 0) return error_at(ErrorCode::chunk_size_not_positive, kChunkSize, Error::kNoIndex, chunk);
   if (chunk > kMaxValue) return error_at(ErrorCode::value_too_large, kChunkSize, Error::kNoIndex, chunk, kMaxValue);
+  return std::nullopt;
+}
+
+template <typename Int>
+std::optional<Error> check_shape(const BasicWorkloadView<Int>& workload) noexcept {
+  if (auto bad = check_chunk_size(workload.chunk_size)) return bad;
   const auto entries = static_cast<std::int64_t>(workload.query_start_loc.size());
   const auto needed = static_cast<std::int64_t>(workload.num_computed_tokens.size()) + 1;
   if (entries != needed) {
@@ -146,6 +150,25 @@ std::optional<Error> validate(const WorkloadView32& workload, const Limits& limi
 
 std::optional<Error> validate(const Workload& workload, const Limits& limits) {
   return validate(view_of(workload), limits);
+}
+
+Result<OutputSizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size,
+                                     const Limits& limits) noexcept {
+  if (auto bad = detail::check_chunk_size(chunk_size)) return *bad;
+  if (max_tokens < 0) return Error{ErrorCode::negative_value, "max_tokens", Error::kNoIndex, max_tokens, 0};
+  if (max_rows < 0) return Error{ErrorCode::negative_value, "max_rows", Error::kNoIndex, max_rows, 0};
+  // No valid workload has more than 2^31-1 tokens; more than 2^31 rows is
+  // above the cap either way. Clamped there, every product below fits int64.
+  const std::int64_t tokens = std::min(max_tokens, kMaxValue);
+  const std::int64_t rows = std::min(max_rows, kMaxValue + 1);
+  // A row of n >= 1 tokens has at most floor((n + C - 2) / C) + 1 chunks (one
+  // more than the C-blocks it fills, when it starts one token before a
+  // boundary), and at most n; a row without tokens at most one. Summed (at
+  // C = 1 the numerator may be negative, and the division is exact):
+  const std::int64_t by_blocks = (tokens + rows * (chunk_size - 2)) / chunk_size + rows;
+  const std::int64_t chunks = std::min(by_blocks, tokens + rows);
+  if (chunks > detail::chunk_cap(limits)) return detail::output_too_large(chunks, detail::chunk_cap(limits));
+  return OutputSizes{chunks + 1, chunks, rows};
 }
 
 Result<OutputSizes> output_sizes(const WorkloadView& workload, const Limits& limits) {

@@ -21,12 +21,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch  # noqa: F401  (the extension creates torch tensors: torch must be loaded first)
-
 from . import _chunkmeta
 
-__all__ = ["compute_chunk_metadata", "check", "replay", "InvalidWorkload", "CheckFailed", "CheckSummary", "PROPERTIES",
-           "__version__"]
+__all__ = ["compute_chunk_metadata", "max_output_sizes", "check", "replay", "InvalidWorkload", "CheckFailed",
+           "CheckSummary", "PROPERTIES", "__version__"]
 __version__ = _chunkmeta.__version__
 
 
@@ -51,6 +49,7 @@ class InvalidWorkload(ValueError):
 _chunkmeta._set_invalid_workload_type(InvalidWorkload)
 
 compute_chunk_metadata = _chunkmeta.compute_chunk_metadata
+max_output_sizes = _chunkmeta.max_output_sizes
 
 #: The properties check() runs, in order.
 PROPERTIES = tuple(_chunkmeta._properties())

@@ -1,11 +1,13 @@
 #include "arrays.hpp"
 
-#include <ATen/EmptyTensor.h>
-#include <ATen/Functions.h>
-#include <torch/csrc/autograd/python_variable.h>
+#include <dlpack/dlpack.h>
 
+#include <atomic>
+#include <bit>
+#include <tuple>
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace chunkmeta::python {
 namespace {
@@ -17,32 +19,211 @@ namespace {
 
 std::string type_name(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
 
+// Attribute and method names, interned once: looking them up by C string would
+// create a Python string on every call.
+PyObject* name(const char* text) {
+  PyObject* interned = PyUnicode_InternFromString(text);
+  if (interned == nullptr) throw py::error_already_set();
+  return interned;  // kept for the life of the process
+}
+
+struct Names {
+  PyObject* dtype = name("dtype");
+  PyObject* is_cpu = name("is_cpu");
+  PyObject* layout = name("layout");
+  PyObject* ndim = name("ndim");
+  PyObject* is_contiguous = name("is_contiguous");
+  PyObject* contiguous = name("contiguous");
+  PyObject* data_ptr = name("data_ptr");
+  PyObject* shape = name("shape");
+  PyObject* device = name("device");
+  PyObject* reshape = name("reshape");
+};
+const Names& names() {
+  static const Names interned;
+  return interned;
+}
+
+py::object attribute(py::handle object, PyObject* attribute_name) {
+  PyObject* value = PyObject_GetAttr(object.ptr(), attribute_name);
+  if (value == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+py::object call_method(py::handle object, PyObject* method_name) {
+  PyObject* self = object.ptr();
+  PyObject* value = PyObject_VectorcallMethod(method_name, &self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  if (value == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+// torch's objects, resolved once torch is imported by someone else: the
+// extension never imports torch to read an argument.
+struct Torch {
+  PyTypeObject* tensor_type = nullptr;
+  PyObject* strided = nullptr;
+  PyObject* from_dlpack = nullptr;  // torch._C._from_dlpack: a DLPack capsule -> a tensor
+  struct Dtype {
+    PyObject* object;
+    int bits;
+    bool is_signed;
+  };
+  Dtype int32{}, int64{};
+  std::vector<Dtype> integers;  // every integer dtype, for reading outputs
+};
+
+const Torch* resolve_torch(PyObject* module) {
+  auto* torch = new Torch;  // kept for the life of the process, like the module
+  const auto get = [module](const char* attr) {
+    PyObject* value = PyObject_GetAttrString(module, attr);
+    if (value == nullptr) throw py::error_already_set();
+    return value;
+  };
+  torch->tensor_type = reinterpret_cast<PyTypeObject*>(get("Tensor"));
+  torch->strided = get("strided");
+  const py::object c_module = py::reinterpret_steal<py::object>(get("_C"));
+  torch->from_dlpack = PyObject_GetAttrString(c_module.ptr(), "_from_dlpack");
+  if (torch->from_dlpack == nullptr) throw py::error_already_set();
+  for (const auto& [attr, bits, is_signed] : std::initializer_list<std::tuple<const char*, int, bool>>{
+           {"int8", 8, true}, {"int16", 16, true}, {"int32", 32, true}, {"int64", 64, true}, {"uint8", 8, false}}) {
+    torch->integers.push_back({get(attr), bits, is_signed});
+  }
+  torch->int32 = torch->integers[2];
+  torch->int64 = torch->integers[3];
+  return torch;
+}
+
+// torch if it is imported, else nullptr (one dictionary lookup until it is).
+const Torch* loaded_torch() {
+  static const Torch* torch = nullptr;
+  if (torch != nullptr) return torch;
+  PyObject* module = PyImport_GetModule(py::str("torch").ptr());
+  if (module == nullptr) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return nullptr;
+  }
+  const py::object owner = py::reinterpret_steal<py::object>(module);
+  if (module == Py_None) return nullptr;  // sys.modules["torch"] = None: torch blocked
+  torch = resolve_torch(module);
+  return torch;
+}
+
+const Torch& imported_torch() {
+  if (const Torch* torch = loaded_torch()) return *torch;
+  py::module_::import("torch");
+  return *loaded_torch();
+}
+
+bool is_tensor(py::handle value) {
+  const Torch* torch = loaded_torch();
+  return torch != nullptr && PyObject_TypeCheck(value.ptr(), torch->tensor_type);
+}
+
+struct Numpy {
+  PyObject* empty = nullptr;
+  PyObject* int32 = nullptr;
+  PyObject* int64 = nullptr;
+};
+
+const Numpy& numpy() {
+  static const Numpy* numpy = [] {
+    const py::module_ module = py::module_::import("numpy");
+    auto* resolved = new Numpy;
+    resolved->empty = py::object(module.attr("empty")).release().ptr();
+    resolved->int32 = module.attr("dtype")("int32").release().ptr();
+    resolved->int64 = module.attr("dtype")("int64").release().ptr();
+    return resolved;
+  }();
+  return *numpy;
+}
+
+std::size_t size_of(IntType type) { return type == IntType::int32 ? 4 : 8; }
+const char* dtype_name(IntType type) { return type == IntType::int32 ? "int32" : "int64"; }
+
 // "torch.int64 tensor on cuda:0", as a Python user spells it.
-std::string describe_tensor(py::handle value, const at::Tensor& t) {
-  std::string text = py::str(value.attr("dtype")).cast<std::string>() + " tensor on " + t.device().str();
-  if (t.layout() != at::kStrided) text += ", layout " + c10::str(t.layout());
+std::string describe_tensor(py::handle tensor) {
+  std::string text = py::str(attribute(tensor, names().dtype)).cast<std::string>() + " tensor on " +
+                     py::str(attribute(tensor, names().device)).cast<std::string>();
+  const py::object layout = attribute(tensor, names().layout);
+  if (const Torch* torch = loaded_torch(); torch != nullptr && layout.ptr() != torch->strided)
+    text += ", layout " + py::str(layout).cast<std::string>();
   return text;
 }
 
-// Formats of a C int32 in the buffer protocol ("i", "=i", "<i", or "l" where long is 32 bits).
-bool is_int32_format(const Py_buffer& view) {
-  if (view.itemsize != 4 || view.format == nullptr) return false;
-  std::string_view format(view.format);
-  if (!format.empty() && (format[0] == '=' || format[0] == '<' || format[0] == '@')) format.remove_prefix(1);
-  return format == "i" || (format == "l" && sizeof(long) == 4);
+std::string shape_of(py::handle tensor) {
+  return py::str(py::tuple(attribute(tensor, names().shape))).cast<std::string>();
 }
 
-// A sequence's items as wide ints; a float, a bool or another type is a TypeError.
-std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argument) {
-  PyObject* fast = PySequence_Fast(value.ptr(), "");
-  if (fast == nullptr) {
-    PyErr_Clear();
-    type_error(std::string(argument) + " must be an int32 torch tensor, an int32 numpy array or a sequence of ints, "
-               "not " + type_name(value));
+// A dense, C-contiguous CPU tensor's memory: checked through its public
+// attributes (each ~25 ns), in the order that names the first thing wrong.
+struct TensorMemory {
+  void* data = nullptr;
+  std::int64_t rows = 0;
+};
+
+TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type, int columns,
+                           const char* wanted) {
+  const Torch& torch = *loaded_torch();
+  const Names& n = names();
+  const PyObject* dtype = attribute(tensor, n.dtype).ptr();
+  const PyObject* expected = type == IntType::int32 ? torch.int32.object : torch.int64.object;
+  const bool cpu = attribute(tensor, n.is_cpu).ptr() == Py_True;
+  const bool strided = attribute(tensor, n.layout).ptr() == torch.strided;
+  if (dtype != expected || !cpu || !strided) {
+    type_error(std::string(argument) + " must be " + wanted + ", not a " + describe_tensor(tensor) +
+               " (convert it explicitly, e.g. .to(torch." + dtype_name(type) + ").cpu())");
   }
-  const py::object owner = py::reinterpret_steal<py::object>(fast);
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  PyObject** items = PySequence_Fast_ITEMS(fast);
+  const long ndim = PyLong_AsLong(attribute(tensor, n.ndim).ptr());
+  if (ndim != columns || (columns == 2 && py::tuple(attribute(tensor, n.shape))[1].cast<std::int64_t>() != 2)) {
+    type_error(std::string(argument) + " must be " + (columns == 1 ? "1-D" : "of shape (N, 2)") + ", not of shape " +
+               shape_of(tensor));
+  }
+  if (call_method(tensor, n.is_contiguous).ptr() != Py_True)
+    type_error(std::string(argument) + " must be contiguous (it is a strided view; call .contiguous())");
+  TensorMemory memory;
+  memory.data = PyLong_AsVoidPtr(call_method(tensor, n.data_ptr).ptr());
+  if (memory.data == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  const Py_ssize_t rows = PyObject_Length(tensor.ptr());
+  if (rows < 0) throw py::error_already_set();
+  memory.rows = rows;
+  return memory;
+}
+
+// The buffer protocol's integer formats: "i", "=i", "<i", "@i", "l" ... as (bytes, signed).
+std::optional<std::pair<int, bool>> integer_format(const Py_buffer& view) {
+  if (view.format == nullptr) return std::pair{1, false};  // plain bytes
+  std::string_view format(view.format);
+  bool native = true;
+  if (!format.empty() && (format[0] == '=' || format[0] == '<' || format[0] == '@' || format[0] == '>' || format[0] == '!')) {
+    native = format[0] == '@' || format[0] == '=' || (format[0] == '<') == (std::endian::native == std::endian::little);
+    format.remove_prefix(1);
+  }
+  if (format.size() != 1 || !native) return std::nullopt;
+  const char c = format[0];
+  const int bytes = static_cast<int>(view.itemsize);
+  switch (c) {
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': return std::pair{bytes, true};
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': return std::pair{bytes, false};
+    default: return std::nullopt;
+  }
+}
+
+bool has_type(const Py_buffer& view, IntType type) {
+  const auto format = integer_format(view);
+  return format && format->second && format->first == static_cast<int>(size_of(type));
+}
+
+std::string describe_buffer(const Py_buffer& view, py::handle value) {
+  const std::string format = view.format != nullptr ? view.format : "B";
+  return std::to_string(view.ndim) + "-D " + type_name(value) + " of format '" + format + "' (" +
+         std::to_string(view.itemsize) + "-byte items)";
+}
+
+// A list's or tuple's items as wide ints; a float, a bool or another type is a TypeError.
+std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argument) {
+  PyObject* sequence = value.ptr();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+  PyObject** items = PySequence_Fast_ITEMS(sequence);
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = items[i];
@@ -60,17 +241,25 @@ std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argumen
   return out;
 }
 
-// A new int32 CPU tensor of `size` entries, uninitialised (no fill). empty_cpu
-// skips the operator dispatcher: a third of the cost of at::empty.
-at::Tensor empty_int32(std::int64_t size) { return at::detail::empty_cpu({size}, at::kInt, false, c10::nullopt); }
-
-py::object to_python(at::Tensor tensor) {
-  PyObject* wrapped = THPVariable_Wrap(std::move(tensor));
-  if (wrapped == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(wrapped);
-}
+bool is_list_or_tuple(py::handle value) { return PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()); }
 
 }  // namespace
+
+ArrayKind array_kind(const std::string& name) {
+  if (name == "torch") return ArrayKind::torch;
+  if (name == "numpy") return ArrayKind::numpy;
+  if (name == "lists") return ArrayKind::lists;
+  throw py::value_error("arrays must be 'torch', 'numpy' or 'lists', not '" + name + "'");
+}
+
+ArrayKind kind_of_results(std::initializer_list<ArrayKind> inputs) {
+  ArrayKind kind = ArrayKind::lists;
+  for (const ArrayKind input : inputs) {
+    if (input == ArrayKind::torch) return ArrayKind::torch;
+    if (input == ArrayKind::numpy) kind = ArrayKind::numpy;
+  }
+  return kind;
+}
 
 std::int64_t to_int64(py::handle value, const char* argument) {
   PyObject* object = value.ptr();
@@ -89,39 +278,46 @@ std::int64_t to_int64(py::handle value, const char* argument) {
   return wide;
 }
 
-InputArray::InputArray(py::handle value, const char* argument) {
-  PyObject* object = value.ptr();
-  if (THPVariable_Check(object)) {
-    const at::Tensor& t = THPVariable_Unpack(object);
-    if (t.scalar_type() != at::kInt || !t.device().is_cpu() || t.layout() != at::kStrided) {
-      type_error(std::string(argument) + " must be an int32 CPU tensor, not a " + describe_tensor(value, t) +
-                 " (convert it explicitly, e.g. .to(torch.int32).cpu())");
-    }
-    if (t.dim() != 1) type_error(std::string(argument) + " must be 1-D, not of shape " + c10::str(t.sizes()));
-    if (!t.is_contiguous()) {
-      type_error(std::string(argument) + " must be contiguous (it is a strided view; call .contiguous())");
-    }
-    narrow_ = {t.data_ptr<std::int32_t>(), static_cast<std::size_t>(t.numel())};
+InputArray::InputArray(py::handle value, const char* argument, bool int64_allowed) {
+  const std::string wanted = int64_allowed ? "an int32 or int64 CPU tensor" : "an int32 CPU tensor";
+  if (is_tensor(value)) {
+    kind_ = ArrayKind::torch;
+    owner_ = py::reinterpret_borrow<py::object>(value);
+    const Torch& torch = *loaded_torch();
+    type_ = int64_allowed && attribute(value, names().dtype).ptr() == torch.int64.object ? IntType::int64 : IntType::int32;
+    const TensorMemory memory = tensor_memory(value, argument, type_, 1, wanted.c_str());
+    data_ = memory.data;
+    size_ = static_cast<std::size_t>(memory.rows);
     return;
   }
-  if (PyObject_CheckBuffer(object)) {
-    if (PyObject_GetBuffer(object, &buffer_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+  if (is_list_or_tuple(value)) {
+    kind_ = ArrayKind::lists;
+    copied_ = true;
+    values_ = ints_of_sequence(value, argument);
+    data_ = values_.data();
+    size_ = values_.size();
+    return;
+  }
+  if (PyObject_CheckBuffer(value.ptr())) {
+    kind_ = ArrayKind::numpy;
+    if (PyObject_GetBuffer(value.ptr(), &buffer_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
       PyErr_Clear();
-      type_error(std::string(argument) + " must be a contiguous int32 array (this " + type_name(value) +
-                 " is not contiguous)");
+      type_error(std::string(argument) + " must be a contiguous array (this " + type_name(value) + " is not contiguous)");
     }
     holds_buffer_ = true;
-    if (!is_int32_format(buffer_) || buffer_.ndim != 1) {
-      const std::string format = buffer_.format != nullptr ? buffer_.format : "B";
-      const int ndim = buffer_.ndim;
-      type_error(std::string(argument) + " must be a 1-D int32 array, not a " + std::to_string(ndim) + "-D " +
-                 type_name(value) + " of format '" + format + "' (" + std::to_string(buffer_.itemsize) +
-                 "-byte items); convert it explicitly, e.g. .astype(numpy.int32)");
+    const bool int32 = has_type(buffer_, IntType::int32);
+    const bool int64 = int64_allowed && has_type(buffer_, IntType::int64);
+    if ((!int32 && !int64) || buffer_.ndim != 1) {
+      type_error(std::string(argument) + " must be a 1-D " + (int64_allowed ? "int32 or int64" : "int32") +
+                 " array, not a " + describe_buffer(buffer_, value) + "; convert it explicitly, e.g. .astype(numpy.int32)");
     }
-    narrow_ = {static_cast<const std::int32_t*>(buffer_.buf), static_cast<std::size_t>(buffer_.shape[0])};
+    type_ = int32 ? IntType::int32 : IntType::int64;
+    data_ = buffer_.buf;
+    size_ = static_cast<std::size_t>(buffer_.shape[0]);
     return;
   }
-  wide_ = ints_of_sequence(value, argument);
+  type_error(std::string(argument) + " must be " + wanted + ", a 1-D " + (int64_allowed ? "int32 or int64" : "int32") +
+             " numpy array, or a list or tuple of ints, not " + type_name(value));
 }
 
 InputArray::~InputArray() {
@@ -129,39 +325,193 @@ InputArray::~InputArray() {
 }
 
 std::vector<std::int64_t> InputArray::widened() const {
-  if (wide_) return *wide_;
-  return {narrow_.begin(), narrow_.end()};
+  if (type_ == IntType::int64) return {int64().begin(), int64().end()};
+  return {int32().begin(), int32().end()};
 }
 
-struct OutputTensors::Tensors {
-  at::Tensor cu, seq, last;
+// One allocation for every result: a header with a DLManagedTensor per array
+// (handed to torch, which calls its deleter when the tensor dies), then the
+// entries, 64-byte aligned. Freed when the last holder lets go.
+struct Results::Block {
+  static constexpr std::size_t kArrays = 3;
+  static constexpr std::size_t kAlignment = 64;
+  std::atomic<int> holders{1};
+  DLManagedTensor tensors[kArrays]{};
+  std::int64_t shapes[kArrays][2]{};
+  std::int64_t strides[kArrays][2]{};
+
+  static std::size_t header_bytes() { return (sizeof(Block) + kAlignment - 1) / kAlignment * kAlignment; }
+  static Block* allocate(std::size_t data_bytes) {
+    void* memory = ::operator new(header_bytes() + data_bytes, std::align_val_t(kAlignment));
+    return new (memory) Block;
+  }
+  std::byte* data() { return reinterpret_cast<std::byte*>(this) + header_bytes(); }
+  void release() {
+    if (holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      this->~Block();
+      ::operator delete(static_cast<void*>(this), std::align_val_t(kAlignment));
+    }
+  }
+  static void deleter(DLManagedTensor* tensor) { static_cast<Block*>(tensor->manager_ctx)->release(); }
 };
 
-OutputTensors::OutputTensors(std::int64_t cu_capacity, std::int64_t seq_capacity, std::int64_t last_capacity)
-    : tensors_(std::make_unique<Tensors>(Tensors{empty_int32(cu_capacity), empty_int32(seq_capacity),
-                                                 empty_int32(last_capacity)})) {}
+namespace {
+constexpr const char* kCapsuleName = "dltensor";
+// A capsule torch never took (an error before from_dlpack) still holds its tensor.
+void release_unused_capsule(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, kCapsuleName)) {
+    auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+    tensor->deleter(tensor);
+  }
+}
+}  // namespace
 
-OutputTensors::~OutputTensors() = default;
-
-OutputBuffers OutputTensors::buffers() const {
-  const auto span_of = [](const at::Tensor& t) {
-    return std::span<std::int32_t>(t.data_ptr<std::int32_t>(), static_cast<std::size_t>(t.numel()));
-  };
-  return {span_of(tensors_->cu), span_of(tensors_->seq), span_of(tensors_->last)};
+Results::Results(ArrayKind kind, IntType type, std::vector<std::int64_t> capacities, std::vector<int> columns)
+    : kind_(kind), type_(type), capacities_(std::move(capacities)), columns_(std::move(columns)) {
+  if (columns_.empty()) columns_.assign(capacities_.size(), 1);
+  if (capacities_.size() > Block::kArrays || columns_.size() != capacities_.size())
+    throw std::logic_error("Results: at most three arrays, each with its columns");
+  std::int64_t entries = 0;
+  for (std::size_t i = 0; i < capacities_.size(); ++i) {
+    offsets_.push_back(entries);
+    entries += capacities_[i] * columns_[i];
+  }
+  if (kind_ != ArrayKind::numpy) {
+    block_ = Block::allocate(static_cast<std::size_t>(entries) * size_of(type_));
+    return;
+  }
+  const Numpy& np = numpy();
+  // One array: its own shape, so that a result of (N, 2) is a row slice of it.
+  py::object shape = capacities_.size() == 1 && columns_[0] == 2
+                         ? py::object(py::make_tuple(capacities_[0], 2))
+                         : py::object(py::int_(entries));
+  PyObject* arguments[] = {shape.ptr(), type_ == IntType::int32 ? np.int32 : np.int64};
+  PyObject* made = PyObject_Vectorcall(np.empty, arguments, 2, nullptr);
+  if (made == nullptr) throw py::error_already_set();
+  numpy_block_ = py::reinterpret_steal<py::object>(made);
+  if (PyObject_GetBuffer(made, &numpy_view_, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
+  holds_numpy_view_ = true;
 }
 
-py::tuple OutputTensors::finish(const OutputSizes& sizes) {
-  const auto wrap = [](at::Tensor& t, std::int64_t size) {
-    if (t.numel() != size) t.unsafeGetTensorImpl()->set_sizes_contiguous({size});
-    return to_python(std::move(t));
-  };
-  py::object cu = wrap(tensors_->cu, sizes.cu_chunk_seqlen);
-  py::object seq = wrap(tensors_->seq, sizes.seq_idx);
-  py::object last = wrap(tensors_->last, sizes.last_chunk_indices);
-  return py::make_tuple(std::move(cu), std::move(seq), std::move(last));
+Results::~Results() {
+  if (holds_numpy_view_) PyBuffer_Release(&numpy_view_);
+  if (block_ != nullptr) block_->release();
 }
 
-py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values) {
+void* Results::storage(std::size_t i) const {
+  std::byte* base = kind_ == ArrayKind::numpy ? static_cast<std::byte*>(numpy_view_.buf) : block_->data();
+  return base + offsets_[i] * static_cast<std::int64_t>(size_of(type_));
+}
+
+py::object Results::finish(const std::vector<std::int64_t>& rows) {
+  std::vector<py::object> made;
+  for (std::size_t i = 0; i < capacities_.size(); ++i) {
+    const std::int64_t n = rows[i];
+    const int columns = columns_[i];
+    switch (kind_) {
+      case ArrayKind::torch: {
+        const Torch& torch = imported_torch();
+        DLManagedTensor& tensor = block_->tensors[i];
+        block_->shapes[i][0] = n;
+        block_->shapes[i][1] = columns;
+        block_->strides[i][0] = columns;
+        block_->strides[i][1] = 1;
+        tensor.dl_tensor.data = storage(i);
+        tensor.dl_tensor.device = {kDLCPU, 0};
+        tensor.dl_tensor.ndim = columns == 1 ? 1 : 2;
+        tensor.dl_tensor.dtype = {static_cast<std::uint8_t>(kDLInt), static_cast<std::uint8_t>(8 * size_of(type_)), 1};
+        tensor.dl_tensor.shape = block_->shapes[i];
+        tensor.dl_tensor.strides = block_->strides[i];
+        tensor.dl_tensor.byte_offset = 0;
+        tensor.manager_ctx = block_;
+        tensor.deleter = &Block::deleter;
+        block_->holders.fetch_add(1, std::memory_order_relaxed);  // the capsule's, then torch's
+        PyObject* capsule = PyCapsule_New(&tensor, kCapsuleName, release_unused_capsule);
+        if (capsule == nullptr) {
+          block_->release();
+          throw py::error_already_set();
+        }
+        const py::object owner = py::reinterpret_steal<py::object>(capsule);
+        PyObject* result = PyObject_CallOneArg(torch.from_dlpack, capsule);
+        if (result == nullptr) throw py::error_already_set();
+        made.push_back(py::reinterpret_steal<py::object>(result));
+        break;
+      }
+      case ArrayKind::numpy: {
+        const std::int64_t begin = capacities_.size() == 1 ? 0 : offsets_[i];
+        const std::int64_t end = capacities_.size() == 1 ? n : offsets_[i] + n * columns;
+        PyObject* slice = PySequence_GetSlice(numpy_block_.ptr(), begin, end);
+        if (slice == nullptr) throw py::error_already_set();
+        made.push_back(py::reinterpret_steal<py::object>(slice));
+        if (columns == 2 && capacities_.size() > 1) {
+          made.back() = made.back().attr("reshape")(n, 2);
+        }
+        break;
+      }
+      case ArrayKind::lists: {
+        const auto item = [&](std::int64_t at) -> PyObject* {
+          return type_ == IntType::int32 ? PyLong_FromLong(static_cast<const std::int32_t*>(storage(i))[at])
+                                         : PyLong_FromLongLong(static_cast<const std::int64_t*>(storage(i))[at]);
+        };
+        py::list list(static_cast<std::size_t>(n));
+        for (std::int64_t r = 0; r < n; ++r) {
+          PyObject* entry = nullptr;
+          if (columns == 1) {
+            entry = item(r);
+          } else {
+            entry = PyList_New(columns);
+            for (int c = 0; entry != nullptr && c < columns; ++c) {
+              PyObject* value = item(r * columns + c);
+              if (value == nullptr) {
+                Py_CLEAR(entry);
+                break;
+              }
+              PyList_SET_ITEM(entry, c, value);
+            }
+          }
+          if (entry == nullptr) throw py::error_already_set();
+          PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(r), entry);
+        }
+        made.push_back(std::move(list));
+        break;
+      }
+    }
+  }
+  if (made.size() == 1) return made.front();
+  py::tuple tuple(made.size());
+  for (std::size_t i = 0; i < made.size(); ++i) PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), made[i].release().ptr());
+  return tuple;
+}
+
+OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, int columns) : columns_(columns) {
+  const std::string wanted = std::string("a writable ") + dtype_name(type) + " CPU tensor or numpy array";
+  if (is_tensor(value)) {
+    const TensorMemory memory = tensor_memory(value, name, type, columns, wanted.c_str());
+    data_ = memory.data;
+    rows_ = memory.rows;
+    return;
+  }
+  if (!PyObject_CheckBuffer(value.ptr())) type_error(std::string(name) + " must be " + wanted + ", not " + type_name(value));
+  if (PyObject_GetBuffer(value.ptr(), &buffer_, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+    PyErr_Clear();
+    type_error(std::string(name) + " must be " + wanted + " (this " + type_name(value) +
+               " is read-only or not contiguous)");
+  }
+  holds_buffer_ = true;
+  const bool shaped = buffer_.ndim == columns && (columns == 1 || buffer_.shape[1] == 2);
+  if (!has_type(buffer_, type) || !shaped) {
+    type_error(std::string(name) + " must be " + (columns == 1 ? "a 1-D " : "an (N, 2) ") + dtype_name(type) +
+               " array, not a " + describe_buffer(buffer_, value));
+  }
+  data_ = buffer_.buf;
+  rows_ = buffer_.shape[0];
+}
+
+OutBuffer::~OutBuffer() {
+  if (holds_buffer_) PyBuffer_Release(&buffer_);
+}
+
+py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, IntType type) {
   const auto n = static_cast<std::int64_t>(values.size());
   if (kind == ArrayKind::lists) {
     py::list list(values.size());
@@ -172,64 +522,146 @@ py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values) {
     }
     return list;
   }
-  at::Tensor filled = empty_int32(n);
-  std::int32_t* data = filled.data_ptr<std::int32_t>();
-  for (std::size_t i = 0; i < values.size(); ++i) data[i] = static_cast<std::int32_t>(values[i]);
-  py::object tensor = to_python(std::move(filled));
-  if (kind == ArrayKind::torch) return tensor;
-  return tensor.attr("numpy")();
+  if (kind == ArrayKind::torch) imported_torch();
+  Results made(kind, type, {n});
+  if (type == IntType::int32) {
+    auto out = made.array<std::int32_t>(0);
+    for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<std::int32_t>(values[i]);
+  } else {
+    std::memcpy(made.array<std::int64_t>(0).data(), values.data(), values.size() * sizeof(std::int64_t));
+  }
+  return made.finish({n});
 }
 
-std::optional<chunkmeta::Int32Array> read_output(py::handle value, const char* name, std::string* why) {
-  const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-  chunkmeta::Int32Array out;
-  PyObject* object = value.ptr();
-  if (THPVariable_Check(object)) {
-    const at::Tensor& t = THPVariable_Unpack(object);
-    const bool integral = t.scalar_type() == at::kInt || t.scalar_type() == at::kLong;
-    if (!integral || t.dim() != 1 || t.layout() != at::kStrided || !t.device().is_cpu()) {
-      *why = std::string(name) + " is a " + std::to_string(t.dim()) + "-D " + describe_tensor(value, t) +
-             ", not a 1-D integer CPU tensor";
+namespace {
+
+// Entries of `bytes`-wide integers (signed or not) at `data`, appended as int32; false at the first outside int32.
+bool append_entries(const void* data, std::int64_t count, int bytes, bool is_signed, const char* name,
+                    Int32Array& out, std::string* why) {
+  const auto* raw = static_cast<const std::byte*>(data);
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::int64_t v = 0;
+    const std::byte* at = raw + i * bytes;
+    switch (bytes) {
+      case 1: v = is_signed ? std::int64_t{*reinterpret_cast<const std::int8_t*>(at)} : std::int64_t{*reinterpret_cast<const std::uint8_t*>(at)}; break;
+      case 2: { std::int16_t s; std::uint16_t u; std::memcpy(&s, at, 2); std::memcpy(&u, at, 2); v = is_signed ? s : u; break; }
+      case 4: { std::int32_t s; std::uint32_t u; std::memcpy(&s, at, 4); std::memcpy(&u, at, 4); v = is_signed ? s : static_cast<std::int64_t>(u); break; }
+      default: {
+        std::uint64_t u;
+        std::memcpy(&u, at, 8);
+        if (!is_signed && u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          *why = std::string(name) + "[" + std::to_string(out.size()) + "] is " + std::to_string(u) + ", outside int32";
+          return false;
+        }
+        v = static_cast<std::int64_t>(u);
+      }
+    }
+    if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
+      *why = std::string(name) + "[" + std::to_string(out.size()) + "] is " + std::to_string(v) + ", outside int32";
+      return false;
+    }
+    out.push_back(static_cast<std::int32_t>(v));
+  }
+  return true;
+}
+
+bool append_int(py::handle item, const std::string& where, Int32Array& out, std::string* why) {
+  PyObject* object = item.ptr();
+  if (PyBool_Check(object) || !PyIndex_Check(object)) {
+    *why = where + " is " + py::repr(item).cast<std::string>().substr(0, 80) + " (" + type_name(item) + "), not an integer";
+    return false;
+  }
+  const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(object));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0 || v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
+    *why = where + " is " + py::str(index).cast<std::string>() + ", outside int32";
+    return false;
+  }
+  out.push_back(static_cast<std::int32_t>(v));
+  return true;
+}
+
+std::string shape_text(int ndim, const Py_ssize_t* shape) {
+  std::string text = "(";
+  for (int d = 0; d < ndim; ++d) text += (d ? ", " : "") + std::to_string(shape[d]);
+  return text + (ndim == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns,
+                                      std::string* dtype) {
+  Int32Array out;
+  const std::string shape_wanted = columns == 1 ? "1-D" : "of shape (N, 2)";
+  if (dtype != nullptr) dtype->clear();
+  if (is_tensor(value)) {
+    const Torch& torch = *loaded_torch();
+    const py::object tensor_dtype = attribute(value, names().dtype);
+    const Torch::Dtype* integer = nullptr;
+    for (const auto& candidate : torch.integers) {
+      if (candidate.object == tensor_dtype.ptr()) integer = &candidate;
+    }
+    const long ndim = PyLong_AsLong(attribute(value, names().ndim).ptr());
+    const bool shaped = ndim == columns && (columns == 1 || py::tuple(attribute(value, names().shape))[1].cast<std::int64_t>() == 2);
+    if (integer == nullptr || attribute(value, names().is_cpu).ptr() != Py_True ||
+        attribute(value, names().layout).ptr() != torch.strided || !shaped) {
+      *why = std::string(name) + " is a " + std::to_string(ndim) + "-D " + describe_tensor(value) + " of shape " +
+             shape_of(value) + ", not a " + shape_wanted + " integer CPU tensor";
       return std::nullopt;
     }
-    const at::Tensor wide = t.to(at::kLong).contiguous();
-    const std::int64_t* data = wide.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < wide.numel(); ++i) {
-      if (!fits(data[i])) {
-        *why = std::string(name) + "[" + std::to_string(i) + "] is " + std::to_string(data[i]) + ", outside int32";
+    if (dtype != nullptr) *dtype = py::str(tensor_dtype).cast<std::string>().substr(6);  // "torch.int32" -> "int32"
+    const py::object dense = call_method(value, names().contiguous);
+    void* data = PyLong_AsVoidPtr(call_method(dense, names().data_ptr).ptr());
+    const Py_ssize_t rows = PyObject_Length(dense.ptr());
+    if (rows < 0) throw py::error_already_set();
+    if (!append_entries(data, rows * columns, integer->bits / 8, integer->is_signed, name, out, why)) return std::nullopt;
+    return out;
+  }
+  if (is_list_or_tuple(value)) {
+    const py::sequence items = py::reinterpret_borrow<py::sequence>(value);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
+      if (columns == 1) {
+        if (!append_int(items[i], where, out, why)) return std::nullopt;
+        continue;
+      }
+      const py::handle row = items[i];
+      if (!is_list_or_tuple(row) || py::len(row) != 2) {
+        *why = where + " is " + py::repr(row).cast<std::string>().substr(0, 80) + ", not a pair of integers";
         return std::nullopt;
       }
-      out.push_back(static_cast<std::int32_t>(data[i]));
+      for (std::size_t c = 0; c < 2; ++c) {
+        if (!append_int(py::reinterpret_borrow<py::sequence>(row)[c], where + "[" + std::to_string(c) + "]", out, why))
+          return std::nullopt;
+      }
     }
     return out;
   }
-  if (PyObject_CheckBuffer(object)) {
+  if (PyObject_CheckBuffer(value.ptr())) {
     Py_buffer view{};
-    if (PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
-      if (is_int32_format(view) && view.ndim == 1) {
-        const auto* data = static_cast<const std::int32_t*>(view.buf);
-        out.assign(data, data + view.shape[0]);
-        PyBuffer_Release(&view);
-        return out;
-      }
-      PyBuffer_Release(&view);
-    } else {
+    if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
       PyErr_Clear();
+      *why = std::string(name) + " is a " + type_name(value) + " that is not contiguous";
+      return std::nullopt;
     }
-  }
-  try {  // any other sequence of ints (lists, tuples, numpy arrays of other integer types)
-    for (const std::int64_t v : ints_of_sequence(value, name)) {
-      if (!fits(v)) {
-        *why = std::string(name) + "[" + std::to_string(out.size()) + "] is " + std::to_string(v) + ", outside int32";
-        return std::nullopt;
-      }
-      out.push_back(static_cast<std::int32_t>(v));
+    const auto format = integer_format(view);
+    const bool shaped = view.ndim == columns && (columns == 1 || view.shape[1] == 2);
+    bool read = false;
+    if (!format || !shaped) {
+      *why = std::string(name) + " is a " + describe_buffer(view, value) + " of shape " +
+             shape_text(view.ndim, view.shape) + ", not a " + shape_wanted + " integer array";
+    } else {
+      if (dtype != nullptr) *dtype = (format->second ? "int" : "uint") + std::to_string(8 * format->first);
+      read = append_entries(view.buf, view.len / view.itemsize, format->first, format->second, name, out, why);
     }
+    PyBuffer_Release(&view);
+    if (!read) return std::nullopt;
     return out;
-  } catch (py::error_already_set& e) {
-    *why = e.what();
-    return std::nullopt;
   }
+  *why = std::string(name) + " is " + type_name(value) + ", not an integer tensor, array, list or tuple";
+  return std::nullopt;
 }
 
 }  // namespace chunkmeta::python

@@ -1,6 +1,9 @@
-// Python values <-> the library's arrays, for the extension module: int32 torch
-// tensors read in place and created at their exact size, objects with the
-// buffer protocol (numpy) read in place, and sequences of ints copied.
+// Python values <-> the library's arrays, with no link to torch or numpy: torch
+// tensors are read through their public Python attributes and made through
+// DLPack capsules (torch._C._from_dlpack), numpy arrays and other buffers are
+// read through the buffer protocol and made with numpy.empty, and lists and
+// tuples of ints are copied. Neither torch nor numpy is imported to read; each
+// is looked up once it is (and torch only ever when a tensor is at hand).
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -12,60 +15,125 @@
 #include <string>
 #include <vector>
 
-#include "chunkmeta/chunkmeta.hpp"
+#include "chunkmeta/types.hpp"
 
 namespace chunkmeta::python {
 
 namespace py = pybind11;
 
-// The integers of one input argument: an int32 view (tensor or buffer, no copy)
-// or wide values (a sequence of Python ints, which may lie outside int32).
+// What a caller passed, and so what its results are made as.
+enum class ArrayKind { torch, numpy, lists };
+enum class IntType { int32, int64 };
+
+// "torch", "numpy" or "lists" as check()'s `arrays` names them; ValueError otherwise.
+ArrayKind array_kind(const std::string& name);
+// The kind of results for these inputs: torch if any is a tensor, else numpy if
+// any is a buffer, else lists.
+ArrayKind kind_of_results(std::initializer_list<ArrayKind> inputs);
+
+// The integers of one input argument: a view of a tensor's or a buffer's
+// memory (no copy), or the values of a list or tuple of ints, copied wide (they
+// may lie outside int32, to be named by validation).
 class InputArray {
  public:
-  // Raises TypeError (py::error_already_set) for anything that is not a CPU,
-  // contiguous, 1-D int32 tensor or buffer, or a sequence of ints.
-  InputArray(py::handle value, const char* argument);
+  // Raises TypeError naming `argument` for anything else: another dtype, a
+  // device other than the CPU, a strided view, more dimensions, a dict, a
+  // generator or any other iterable. `int64_allowed`: int64 tensors and
+  // buffers are read in place too (else only int32).
+  InputArray(py::handle value, const char* argument, bool int64_allowed = false);
   InputArray(const InputArray&) = delete;
   InputArray& operator=(const InputArray&) = delete;
   ~InputArray();
 
-  bool is_int32() const { return !wide_; }
-  std::span<const std::int32_t> int32() const { return narrow_; }
+  ArrayKind kind() const { return kind_; }
+  // The type the values are held in: a tensor's or buffer's own, int64 for a copied sequence.
+  IntType type() const { return type_; }
+  bool copied() const { return copied_; }
+  std::span<const std::int32_t> int32() const { return {static_cast<const std::int32_t*>(data_), size_}; }
+  std::span<const std::int64_t> int64() const { return {static_cast<const std::int64_t*>(data_), size_}; }
   std::vector<std::int64_t> widened() const;
-  std::size_t size() const { return wide_ ? wide_->size() : narrow_.size(); }
+  std::size_t size() const { return size_; }
 
  private:
-  std::span<const std::int32_t> narrow_;
-  std::optional<std::vector<std::int64_t>> wide_;
+  ArrayKind kind_ = ArrayKind::lists;
+  IntType type_ = IntType::int64;
+  bool copied_ = false;
+  const void* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<std::int64_t> values_;
   Py_buffer buffer_{};
   bool holds_buffer_ = false;
+  py::object owner_;  // the tensor whose memory is read
 };
 
 // A Python int (or an object with __index__, not a bool) as int64, saturating
 // beyond it so that validation names the value as too large or negative.
 std::int64_t to_int64(py::handle value, const char* argument);
 
-// Three int32 output tensors allocated for `capacity` entries each, written in
-// place, then given their final lengths (<= capacity) without copying.
-class OutputTensors {
+// New results, made in one allocation: `capacities` arrays of one integer type,
+// each `columns` wide (1, or 2 for (N, 2) arrays), written in place and then
+// handed to Python as tensors, numpy arrays or lists of their final lengths.
+class Results {
  public:
-  OutputTensors(std::int64_t cu_capacity, std::int64_t seq_capacity, std::int64_t last_capacity);
-  ~OutputTensors();
-  OutputBuffers buffers() const;
-  // Shortens each tensor to `sizes` and hands the three to Python.
-  py::tuple finish(const OutputSizes& sizes);
+  Results(ArrayKind kind, IntType type, std::vector<std::int64_t> capacities, std::vector<int> columns = {});
+  Results(const Results&) = delete;
+  Results& operator=(const Results&) = delete;
+  ~Results();
+
+  template <typename Int>
+  std::span<Int> array(std::size_t i) const {
+    return {static_cast<Int*>(storage(i)), static_cast<std::size_t>(capacities_[i] * columns_[i])};
+  }
+  // Each array shortened to `rows[i]` rows, as Python objects (a tuple when
+  // there are several arrays, else the one array).
+  py::object finish(const std::vector<std::int64_t>& rows);
 
  private:
-  struct Tensors;
-  std::unique_ptr<Tensors> tensors_;
+  void* storage(std::size_t i) const;
+  ArrayKind kind_;
+  IntType type_;
+  std::vector<std::int64_t> capacities_;
+  std::vector<int> columns_;
+  std::vector<std::int64_t> offsets_;  // of each array in the block, in entries
+  struct Block;
+  Block* block_ = nullptr;             // torch and lists: our allocation
+  py::object numpy_block_;             // numpy: the array holding every result
+  Py_buffer numpy_view_{};
+  bool holds_numpy_view_ = false;
 };
 
-// How check() hands a workload's arrays to the function under test.
-enum class ArrayKind { torch, numpy, lists };
-py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values);
+// A caller's buffer results are written into (`out=`): a writable, C-contiguous
+// CPU tensor or buffer of `type`, 1-D, or (rows, 2) for `columns` 2; TypeError naming `name` otherwise.
+class OutBuffer {
+ public:
+  OutBuffer(py::handle value, const char* name, IntType type, int columns = 1);
+  OutBuffer(const OutBuffer&) = delete;
+  OutBuffer& operator=(const OutBuffer&) = delete;
+  ~OutBuffer();
 
-// One output of the function under test as int32 values, or why it is not one
-// (a sentence naming `name`). Accepts tensors, buffers and sequences of ints.
-std::optional<chunkmeta::Int32Array> read_output(py::handle value, const char* name, std::string* why);
+  template <typename Int>
+  std::span<Int> entries() const {
+    return {static_cast<Int*>(data_), static_cast<std::size_t>(rows_ * columns_)};
+  }
+  std::int64_t rows() const { return rows_; }
+
+ private:
+  void* data_ = nullptr;
+  std::int64_t rows_ = 0;
+  int columns_ = 1;
+  Py_buffer buffer_{};
+  bool holds_buffer_ = false;
+};
+
+// An argument for the function under test, as the engine would pass it.
+py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, IntType type = IntType::int32);
+
+// One output of the function under test as int32 values (rows of `columns`
+// entries, flattened), or why it is not one: a sentence naming `name`. Accepts
+// integer tensors and buffers (any integer dtype, read as values), and lists
+// and tuples of ints (of pairs for `columns` 2). `dtype`, if given, receives
+// the tensor's or array's dtype name ("int32", "int64", ...; "" for a sequence).
+std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns = 1,
+                                      std::string* dtype = nullptr);
 
 }  // namespace chunkmeta::python

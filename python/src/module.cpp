@@ -73,25 +73,52 @@ std::int64_t chunk_bound(const BasicWorkloadView<Int>& view) {
 }
 
 template <typename Int>
-py::tuple compute_view(const BasicWorkloadView<Int>& view) {
+py::object compute_view(const BasicWorkloadView<Int>& view, ArrayKind kind) {
   const auto rows = static_cast<std::int64_t>(view.num_computed_tokens.size());
+  const auto write = [&view](const Results& results) {
+    return write_outputs(view, {results.array<std::int32_t>(0), results.array<std::int32_t>(1),
+                                results.array<std::int32_t>(2)});
+  };
   if (const std::int64_t bound = chunk_bound(view); bound >= 0) {
-    OutputTensors outputs(bound + 1, bound, rows);
-    const auto written = write_outputs(view, outputs.buffers());
-    if (written.ok()) return outputs.finish(written.value());
+    Results results(kind, IntType::int32, {bound + 1, bound, rows});
+    const auto written = write(results);
+    if (written.ok()) {
+      const auto& n = written.value();
+      return results.finish({n.cu_chunk_seqlen, n.seq_idx, n.last_chunk_indices});
+    }
     if (written.error().code != ErrorCode::output_buffer_too_small) raise_invalid(written.error());
   }
   // Exact sizes first (a validating pass), then one write.
   const auto sizes = output_sizes(view);
   if (!sizes.ok()) raise_invalid(sizes.error());
-  OutputTensors outputs(sizes.value().cu_chunk_seqlen, sizes.value().seq_idx, sizes.value().last_chunk_indices);
-  const auto written = write_outputs(view, outputs.buffers());
+  const auto& n = sizes.value();
+  Results results(kind, IntType::int32, {n.cu_chunk_seqlen, n.seq_idx, n.last_chunk_indices});
+  const auto written = write(results);
   if (!written.ok()) raise_invalid(written.error());
-  return outputs.finish(written.value());
+  return results.finish({n.cu_chunk_seqlen, n.seq_idx, n.last_chunk_indices});
 }
 
-py::tuple compute_chunk_metadata(py::handle chunk_size, py::handle num_prefills, py::handle num_computed_tokens,
-                                 py::handle query_start_loc) {
+// out=(cu_chunk_seqlen, seq_idx, last_chunk_indices): the caller's int32
+// buffers, written in place; the three lengths written are returned.
+template <typename Int>
+py::object compute_into(const BasicWorkloadView<Int>& view, py::handle out) {
+  if (!(PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) || py::len(out) != 3) {
+    throw py::type_error("out must be a tuple of three int32 buffers (cu_chunk_seqlen, seq_idx, last_chunk_indices), not " +
+                         std::string(Py_TYPE(out.ptr())->tp_name));
+  }
+  const py::sequence buffers = py::reinterpret_borrow<py::sequence>(out);
+  const OutBuffer cu(buffers[0], "out[0] (cu_chunk_seqlen)", IntType::int32);
+  const OutBuffer seq(buffers[1], "out[1] (seq_idx)", IntType::int32);
+  const OutBuffer last(buffers[2], "out[2] (last_chunk_indices)", IntType::int32);
+  const auto written = write_outputs(view, {cu.entries<std::int32_t>(), seq.entries<std::int32_t>(),
+                                            last.entries<std::int32_t>()});
+  if (!written.ok()) raise_invalid(written.error());
+  const auto& n = written.value();
+  return py::make_tuple(n.cu_chunk_seqlen, n.seq_idx, n.last_chunk_indices);
+}
+
+py::object compute_chunk_metadata(py::handle chunk_size, py::handle num_prefills, py::handle num_computed_tokens,
+                                  py::handle query_start_loc, py::handle out) {
   const std::int64_t c = to_int64(chunk_size, "chunk_size");
   const std::int64_t rows = to_int64(num_prefills, "num_prefills");
   const InputArray computed(num_computed_tokens, "num_computed_tokens_p_cpu");
@@ -101,39 +128,47 @@ py::tuple compute_chunk_metadata(py::handle chunk_size, py::handle num_prefills,
                       std::to_string(computed.size()) + " entries; they must agree",
                   "length_mismatch", "num_prefills", Error::kNoIndex, "invalid_input");
   }
-  if (computed.is_int32() && starts.is_int32()) return compute_view(WorkloadView32{c, computed.int32(), starts.int32()});
+  const ArrayKind kind = kind_of_results({computed.kind(), starts.kind()});
+  if (!computed.copied() && !starts.copied()) {
+    const WorkloadView32 view{c, computed.int32(), starts.int32()};
+    return out.is_none() ? compute_view(view, kind) : compute_into(view, out);
+  }
   const auto wide_computed = computed.widened();
   const auto wide_starts = starts.widened();
-  return compute_view(WorkloadView{c, wide_computed, wide_starts});
+  const WorkloadView view{c, wide_computed, wide_starts};
+  return out.is_none() ? compute_view(view, kind) : compute_into(view, out);
 }
 
 // The engine calls this once per prefill step, so it is a plain METH_FASTCALL
 // function: pybind11's general dispatcher would cost more than the computation.
 constexpr const char* kComputeArguments[] = {"chunk_size", "num_prefills", "num_computed_tokens_p_cpu",
-                                             "query_start_loc_p_cpu"};
+                                             "query_start_loc_p_cpu", "out"};
+constexpr int kPositionalArguments = 4;  // out is keyword-only
 
 PyObject* compute_chunk_metadata_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  PyObject* given[4] = {nullptr, nullptr, nullptr, nullptr};
+  PyObject* given[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
   try {
-    if (nargs > 4) throw py::type_error("compute_chunk_metadata() takes 4 arguments (" + std::to_string(nargs) + " given)");
+    if (nargs > kPositionalArguments)
+      throw py::type_error("compute_chunk_metadata() takes 4 positional arguments (" + std::to_string(nargs) + " given)");
     for (Py_ssize_t i = 0; i < nargs; ++i) given[i] = args[i];
     const Py_ssize_t keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t k = 0; k < keywords; ++k) {
       const std::string name = py::str(PyTuple_GET_ITEM(kwnames, k));
       int slot = -1;
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 5; ++i) {
         if (name == kComputeArguments[i]) slot = i;
       }
       if (slot < 0) throw py::type_error("compute_chunk_metadata() got an unexpected keyword argument '" + name + "'");
       if (given[slot] != nullptr) throw py::type_error("compute_chunk_metadata() got multiple values for '" + name + "'");
       given[slot] = args[nargs + k];
     }
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kPositionalArguments; ++i) {
       if (given[i] == nullptr) {
         throw py::type_error(std::string("compute_chunk_metadata() missing argument '") + kComputeArguments[i] + "'");
       }
     }
-    return compute_chunk_metadata(given[0], given[1], given[2], given[3]).release().ptr();
+    const py::handle out = given[4] != nullptr ? py::handle(given[4]) : py::handle(Py_None);
+    return compute_chunk_metadata(given[0], given[1], given[2], given[3], out).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (py::builtin_exception& e) {
@@ -144,18 +179,24 @@ PyObject* compute_chunk_metadata_fastcall(PyObject*, PyObject* const* args, Py_s
   return nullptr;
 }
 
-const char* const kComputeDoc = R"doc(compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)
+const char* const kComputeDoc = R"doc(compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu, *, out=None)
 
 The engine's chunk metadata, computed by chunkmeta's fast implementation.
 
 Inputs: chunk_size and num_prefills are ints; the arrays are int32 CPU tensors
-(read in place, no copy), int32 numpy arrays (read in place) or sequences of ints.
-A tensor or array of another dtype, device, shape or layout raises TypeError;
-nothing is converted silently.
+(read in place, no copy), int32 numpy arrays or other buffers (read in place),
+or lists or tuples of ints. A tensor or array of another dtype, device, shape or
+layout, or any other object (a dict, a generator), raises TypeError; nothing is
+converted silently.
 
-Returns (cu_chunk_seqlen, seq_idx, last_chunk_indices): new int32 CPU tensors of
-exactly K+1, K and num_prefills entries. The GIL is released while large
-workloads are computed.
+Returns (cu_chunk_seqlen, seq_idx, last_chunk_indices) of exactly K+1, K and
+num_prefills int32 entries, of the inputs' kind: CPU tensors for tensor inputs,
+numpy arrays for arrays, lists for lists. With out=(cu, seq, last), writable
+int32 tensors or arrays (views of the engine's persistent buffers), the results
+are written into them instead and the three lengths are returned; a buffer
+too small raises InvalidWorkload (output_buffer_too_small) naming it and the
+size needed. max_output_sizes() sizes them once from the engine's limits.
+The GIL is released while large workloads are computed.
 
 Raises chunkmeta.InvalidWorkload (a ValueError) with the code, field and index
 of the broken rule, or output_too_large above the library's cap of 2**26 chunks.)doc";
@@ -261,13 +302,6 @@ PythonImplementation python_implementation(py::object fn, std::string name, Arra
   return out;
 }
 
-ArrayKind array_kind(const std::string& arrays) {
-  if (arrays == "torch") return ArrayKind::torch;
-  if (arrays == "numpy") return ArrayKind::numpy;
-  if (arrays == "lists") return ArrayKind::lists;
-  throw py::value_error("arrays must be 'torch', 'numpy' or 'lists', not '" + arrays + "'");
-}
-
 py::dict counterexample_dict(const harness::Counterexample& cx, const std::optional<harness::WrittenFiles>& files) {
   py::dict d;
   d["property"] = cx.property;
@@ -368,7 +402,7 @@ double fast_into_nanoseconds(std::int64_t chunk_size, py::handle num_computed_to
                              int iterations) {
   const InputArray computed(num_computed_tokens, "num_computed_tokens");
   const InputArray starts(query_start_loc, "query_start_loc");
-  if (!computed.is_int32() || !starts.is_int32()) throw py::type_error("int32 tensors or arrays expected");
+  if (computed.copied() || starts.copied()) throw py::type_error("int32 tensors or arrays expected");
   const WorkloadView32 view{chunk_size, computed.int32(), starts.int32()};
   const auto sizes = output_sizes(view);
   if (!sizes.ok()) raise_invalid(sizes.error());
@@ -392,8 +426,6 @@ double fast_into_nanoseconds(std::int64_t chunk_size, py::handle num_computed_to
 PYBIND11_MODULE(_chunkmeta, m) {
   namespace py = pybind11;
   using namespace chunkmeta::python;
-  // THPVariable_Wrap needs torch's Python types, registered by importing torch.
-  py::module_::import("torch");
   m.attr("__version__") = std::string(chunkmeta::kVersion);
   m.def("_set_invalid_workload_type", [](py::object type) { invalid_workload_type = new py::object(std::move(type)); });
   if (PyModule_AddFunctions(m.ptr(), compute_method) != 0) throw py::error_already_set();
@@ -402,6 +434,19 @@ PYBIND11_MODULE(_chunkmeta, m) {
         py::arg("keep_going"), py::arg("properties"), py::arg("rerun_command"), py::arg("verbose"));
   m.def("_replay", &run_replay, py::arg("fn"), py::arg("name"), py::arg("paths"), py::arg("arrays"),
         py::arg("valid_only"));
+  m.def(
+      "max_output_sizes",
+      [](std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size) {
+        const auto sizes = chunkmeta::max_output_sizes(max_tokens, max_rows, chunk_size);
+        if (!sizes.ok()) raise_invalid(sizes.error());
+        return py::make_tuple(sizes.value().cu_chunk_seqlen, sizes.value().seq_idx, sizes.value().last_chunk_indices);
+      },
+      py::arg("max_tokens"), py::arg("max_rows"), py::arg("chunk_size"),
+      R"doc(max_output_sizes(max_tokens, max_rows, chunk_size) -> (cu_chunk_seqlen, seq_idx, last_chunk_indices)
+
+Buffer sizes that hold compute_chunk_metadata's results for every prefill step
+of an engine whose steps have at most max_tokens new tokens (its max batched
+tokens) and max_rows requests, at chunk_size: size the out= buffers once.)doc");
   m.def("_fast_into_nanoseconds", &fast_into_nanoseconds, py::arg("chunk_size"), py::arg("num_computed_tokens"),
         py::arg("query_start_loc"), py::arg("iterations"));
   m.def("_properties", [] {

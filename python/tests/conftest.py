@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -6,6 +7,14 @@ import pytest
 SOURCE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(SOURCE / "properties" / "mutants"))
 sys.path.insert(0, str(SOURCE / "examples" / "python"))
+
+
+def pytest_configure(config):
+    # The wheel test runs these tests against an installed package, which must be the one imported.
+    expected = os.environ.get("CHUNKMETA_EXPECTED_PACKAGE_ROOT")
+    if expected:
+        import chunkmeta
+        assert chunkmeta.__file__.startswith(expected), f"chunkmeta imported from {chunkmeta.__file__}, not {expected}"
 
 
 @pytest.fixture

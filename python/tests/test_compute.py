@@ -15,7 +15,7 @@ SPEC_OUTPUT = ([0, 64, 128, 130, 188, 230, 294, 296], [0, 0, 0, 1, 1, 2, 3], [2,
 
 
 def as_lists(outputs):
-    return tuple(t.tolist() for t in outputs)
+    return tuple(t if isinstance(t, list) else t.tolist() for t in outputs)
 
 
 @pytest.mark.parametrize("make", [
@@ -28,6 +28,40 @@ def test_gives_the_spec_example_for_every_input_kind(make):
     chunk_size, computed, starts = SPEC_EXAMPLE
     outputs = chunkmeta.compute_chunk_metadata(chunk_size, len(computed), make(computed), make(starts))
     assert as_lists(outputs) == SPEC_OUTPUT
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda v: torch.tensor(v, dtype=torch.int32), torch.Tensor),
+    (lambda v: np.array(v, dtype=np.int32), np.ndarray),
+    (list, list),
+    (tuple, list),
+], ids=["torch", "numpy", "list", "tuple"])
+def test_results_follow_the_inputs_kind(make, kind):
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    outputs = chunkmeta.compute_chunk_metadata(chunk_size, len(computed), make(computed), make(starts))
+    assert all(type(output) is kind for output in outputs)
+    if kind is np.ndarray:
+        assert all(output.dtype == np.int32 and output.flags.c_contiguous for output in outputs)
+
+
+def test_a_tensor_among_the_inputs_gives_tensors_and_an_array_gives_arrays():
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    mixed = chunkmeta.compute_chunk_metadata(chunk_size, 4, list(computed), torch.tensor(starts, dtype=torch.int32))
+    assert all(isinstance(output, torch.Tensor) for output in mixed)
+    mixed = chunkmeta.compute_chunk_metadata(chunk_size, 4, np.array(computed, dtype=np.int32), list(starts))
+    assert all(isinstance(output, np.ndarray) for output in mixed)
+    assert as_lists(mixed) == SPEC_OUTPUT
+
+
+def test_results_outlive_every_other_reference_to_their_memory(int32):
+    # The three tensors share one allocation, freed when the last of them goes.
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    cu, seq, last = chunkmeta.compute_chunk_metadata(chunk_size, 4, int32(computed), int32(starts))
+    del cu, seq
+    gc.collect()
+    assert last.tolist() == SPEC_OUTPUT[2]
+    last += 1  # writable, like any tensor the engine made
+    assert last.tolist() == [v + 1 for v in SPEC_OUTPUT[2]]
 
 
 def test_returns_int32_cpu_tensors_of_exact_length(int32):
@@ -117,6 +151,10 @@ REJECTED = {
     "list with a bool": lambda: [True],
     "string": lambda: "1",
     "None": lambda: None,
+    "dict": lambda: {0: 1},
+    "generator": lambda: (v for v in [1]),
+    "range": lambda: range(1),
+    "set": lambda: {1},
 }
 
 
@@ -188,3 +226,142 @@ def test_a_million_calls_do_not_grow_memory(int32):
     gc.collect()
     growth = resident_bytes() - before
     assert growth < 2 * 2**20, f"resident memory grew by {growth} bytes over a million calls"
+
+
+# --- out=: results written into the engine's own buffers ---
+
+@pytest.mark.parametrize("make_buffer", [
+    lambda n: np.full(n, -7, dtype=np.int32),
+    lambda n: torch.full((n,), -7, dtype=torch.int32),
+], ids=["numpy", "torch"])
+def test_out_writes_into_the_callers_buffers_and_returns_the_lengths(make_buffer, int32):
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    buffers = tuple(make_buffer(20) for _ in range(3))
+    lengths = chunkmeta.compute_chunk_metadata(chunk_size, 4, int32(computed), int32(starts), out=buffers)
+    assert lengths == tuple(len(expected) for expected in SPEC_OUTPUT)
+    for buffer, expected in zip(buffers, SPEC_OUTPUT):
+        assert list(buffer[:len(expected)].tolist()) == expected
+
+
+def test_out_writes_into_views_of_a_persistent_buffer_and_nothing_past_them(int32):
+    # The engine's CpuGpuBuffer keeps one array and hands out views of it.
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    persistent = np.full(64, -7, dtype=np.int32)
+    views = (persistent[0:8], persistent[16:23], persistent[32:36])
+    assert chunkmeta.compute_chunk_metadata(chunk_size, 4, int32(computed), int32(starts), out=views) == (8, 7, 4)
+    assert [v.tolist() for v in views] == list(SPEC_OUTPUT)
+    untouched = np.r_[persistent[8:16], persistent[23:32], persistent[36:]]
+    assert (untouched == -7).all()
+
+
+@pytest.mark.parametrize("short, field, needed", [(0, "cu_chunk_seqlen", 8), (1, "seq_idx", 7),
+                                                   (2, "last_chunk_indices", 4)])
+def test_out_too_small_names_the_buffer_and_the_size_needed(short, field, needed, int32):
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    buffers = [np.zeros(8, dtype=np.int32) for _ in range(3)]
+    buffers[short] = np.zeros(needed - 1, dtype=np.int32)
+    with pytest.raises(chunkmeta.InvalidWorkload) as raised:
+        chunkmeta.compute_chunk_metadata(chunk_size, 4, int32(computed), int32(starts), out=tuple(buffers))
+    error = raised.value
+    assert (error.code, error.field, error.kind) == ("output_buffer_too_small", field, "resource_limit")
+    assert f"{needed} are needed" in str(error)
+
+
+OUT_REJECTED = {
+    "read-only array": lambda: np.frombuffer(bytes(80), dtype=np.int32),
+    "int64 array": lambda: np.zeros(20, dtype=np.int64),
+    "strided view": lambda: np.zeros(40, dtype=np.int32)[::2],
+    "int64 tensor": lambda: torch.zeros(20, dtype=torch.int64),
+    "list": lambda: [0] * 20,
+}
+
+
+@pytest.mark.parametrize("kind", list(OUT_REJECTED))
+def test_out_refuses_a_buffer_it_cannot_write_in_place(kind, int32):
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    buffers = [np.zeros(20, dtype=np.int32) for _ in range(3)]
+    buffers[1] = OUT_REJECTED[kind]()
+    with pytest.raises(TypeError, match=r"out\[1\] \(seq_idx\)"):
+        chunkmeta.compute_chunk_metadata(chunk_size, 4, int32(computed), int32(starts), out=tuple(buffers))
+
+
+def test_out_must_be_three_buffers(int32):
+    chunk_size, computed, starts = SPEC_EXAMPLE
+    with pytest.raises(TypeError, match="out must be a tuple of three"):
+        chunkmeta.compute_chunk_metadata(chunk_size, 4, int32(computed), int32(starts), out=np.zeros(20, np.int32))
+
+
+def test_max_output_sizes_holds_every_workload_within_the_engines_limits():
+    # Random workloads of at most T tokens and B rows, computed tokens anywhere.
+    rng = np.random.default_rng(20261205)
+    for _ in range(2000):
+        chunk_size = int(rng.choice([1, 2, 3, 7, 64, 256, 1056]))
+        max_tokens, max_rows = int(rng.integers(0, 5000)), int(rng.integers(0, 40))
+        rows = int(rng.integers(0, max_rows + 1))
+        cuts = np.sort(rng.integers(0, max_tokens + 1, size=max(rows - 1, 0)))
+        starts = np.concatenate([[0], cuts, [max_tokens]])[: rows + 1] if rows else np.array([0])
+        computed = rng.integers(0, 10**6, size=rows)
+        sizes = chunkmeta.max_output_sizes(max_tokens, max_rows, chunk_size)
+        buffers = tuple(np.zeros(n, dtype=np.int32) for n in sizes)
+        lengths = chunkmeta.compute_chunk_metadata(chunk_size, rows, computed.astype(np.int32),
+                                                   starts.astype(np.int32), out=buffers)
+        assert all(length <= size for length, size in zip(lengths, sizes))
+
+
+@pytest.mark.parametrize("chunk_size", [2, 3, 64, 256])
+def test_max_output_sizes_is_reached(chunk_size):
+    # One row that starts one token before a boundary and ends one past the next: three chunks.
+    sizes = chunkmeta.max_output_sizes(chunk_size + 2, 1, chunk_size)
+    out = tuple(np.zeros(n, dtype=np.int32) for n in sizes)
+    assert chunkmeta.compute_chunk_metadata(chunk_size, 1, [chunk_size - 1], [0, chunk_size + 2], out=out) == sizes
+    # Rows without new tokens, each unaligned: one empty chunk each.
+    sizes = chunkmeta.max_output_sizes(0, 5, chunk_size)
+    out = tuple(np.zeros(n, dtype=np.int32) for n in sizes)
+    assert chunkmeta.compute_chunk_metadata(chunk_size, 5, [1] * 5, [0] * 6, out=out) == sizes
+
+
+def test_max_output_sizes_names_a_limit_it_cannot_take():
+    with pytest.raises(chunkmeta.InvalidWorkload) as raised:
+        chunkmeta.max_output_sizes(100, 4, 0)
+    assert (raised.value.code, raised.value.field) == ("chunk_size_not_positive", "chunk_size")
+    with pytest.raises(chunkmeta.InvalidWorkload) as raised:
+        chunkmeta.max_output_sizes(-1, 4, 64)
+    assert (raised.value.code, raised.value.field) == ("negative_value", "max_tokens")
+
+
+# --- what the extension needs: no torch, no numpy ---
+
+def run_python(code):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+
+
+def test_the_extension_links_no_libtorch():
+    import subprocess
+    from chunkmeta import _chunkmeta
+    linked = subprocess.run(["ldd", _chunkmeta.__file__], capture_output=True, text=True, check=True).stdout
+    for library in ("libtorch", "libc10", "libtorch_python", "libpython"):
+        assert library not in linked, linked
+
+
+def test_importing_chunkmeta_imports_neither_torch_nor_numpy():
+    done = run_python("import sys, chunkmeta; print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_numpy_and_lists_work_where_torch_cannot_be_imported():
+    done = run_python("""
+import sys
+sys.modules['torch'] = None  # `import torch` now raises ImportError, as where torch is not installed
+import numpy as np, chunkmeta
+out = chunkmeta.compute_chunk_metadata(64, 4, np.array([0, 70, 128, 1], np.int32), np.array([0, 130, 230, 294, 296], np.int32))
+assert [a.tolist() for a in out] == [[0, 64, 128, 130, 188, 230, 294, 296], [0, 0, 0, 1, 1, 2, 3], [2, 4, 5, 6]], out
+assert chunkmeta.compute_chunk_metadata(8, 1, [0], [0, 9]) == ([0, 8, 9], [0, 0], [1])
+buffers = tuple(np.zeros(8, np.int32) for _ in range(3))
+assert chunkmeta.compute_chunk_metadata(8, 1, [0], [0, 9], out=buffers) == (3, 2, 1)
+print("ok")
+""")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

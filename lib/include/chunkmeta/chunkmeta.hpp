@@ -31,6 +31,18 @@ std::optional<Error> validate(const Workload& workload, const Limits& limits = {
 Result<OutputSizes> output_sizes(const WorkloadView& workload, const Limits& limits = {});
 Result<OutputSizes> output_sizes(const WorkloadView32& workload, const Limits& limits = {});
 
+// The largest outputs of any valid workload with at most `max_tokens` new
+// tokens in all (q[B] - q[0]) and `max_rows` rows at `chunk_size`, so that an
+// engine sizes its buffers for fast_into once, from its own limits:
+// K <= min(floor((T + B(C - 2)) / C) + B, T + B) (a row of n >= 1 tokens has
+// at most floor((n + C - 2) / C) + 1 chunks and at most n; a row without
+// tokens at most one). Reached by one row of C + 2 tokens after C - 1
+// computed ones, and by rows without tokens after unaligned computed ones.
+// Errors: chunk_size as validate() words them; negative_value for a negative
+// max_tokens or max_rows; output_too_large above the cap.
+Result<OutputSizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size,
+                                     const Limits& limits = {}) noexcept;
+
 // The SPEC's reference procedure, one chunk at a time. Clarity over speed.
 Result<ChunkMetadata> reference(const WorkloadView& workload, const Limits& limits = {});
 Result<ChunkMetadata> reference(const WorkloadView32& workload, const Limits& limits = {});

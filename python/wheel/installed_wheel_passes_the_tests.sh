@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The wheel as an engine team gets it: built offline from a clean copy of the
+# checkout (sdist, then the wheel from it, with Debian's tools), installed into a
+# fresh venv (numpy from the system's site-packages; no build tree on any path),
+# then the Python tests run from outside the source tree against the installed
+# package, which they check is the one inside the venv.
+#   installed_wheel_passes_the_tests.sh SOURCE_DIR PYTHON
+set -euo pipefail
+source_dir=$1
+python=$2
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# The project's files only (tracked, or new and not ignored), so build trees and reports stay out.
+mkdir -p "$work/checkout"
+(cd "$source_dir" && git ls-files -z --cached --others --exclude-standard |
+  while IFS= read -r -d '' file; do [ -e "$file" ] && printf '%s\0' "$file"; done |
+  xargs -0 cp --parents -t "$work/checkout")
+(cd "$work/checkout" && "$python" -m build --no-isolation --outdir "$work/dist" > "$work/build.log" 2>&1) ||
+  { tail -40 "$work/build.log"; fail "python3 -m build --no-isolation failed"; }
+wheel=$(ls "$work"/dist/chunkmeta-*.whl)
+echo "ok: built $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KB) and $(basename "$(ls "$work"/dist/*.tar.gz)")"
+
+"$python" -m venv --system-site-packages "$work/venv"
+"$work/venv/bin/python" -m pip install --no-index --quiet "$wheel" > "$work/pip.log" 2>&1 ||
+  { cat "$work/pip.log"; fail "pip install of the wheel failed"; }
+
+cd "$work"  # outside the source tree: nothing there can shadow the installed package
+installed=$("$work/venv/bin/python" -c "import chunkmeta; print(chunkmeta.__file__)")
+case "$installed" in
+  "$work/venv/"*) echo "ok: chunkmeta imports from the venv: $installed" ;;
+  *) fail "chunkmeta imports from $installed, not from the venv $work/venv" ;;
+esac
+
+# conftest.py checks again, inside pytest, that every test uses the venv's package.
+CHUNKMETA_EXPECTED_PACKAGE_ROOT="$work/venv/" CHUNKMETA_REPORT_DIR="$work/reports" PYTHONDONTWRITEBYTECODE=1 \
+  "$work/venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir="$source_dir" \
+  "$source_dir/python/tests" "$source_dir/examples/python/test_engine_chunk_metadata.py"
