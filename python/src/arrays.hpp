@@ -8,7 +8,9 @@
 
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -75,7 +77,9 @@ std::int64_t to_int64(py::handle value, const char* argument);
 // handed to Python as tensors, numpy arrays or lists of their final lengths.
 class Results {
  public:
-  Results(ArrayKind kind, IntType type, std::vector<std::int64_t> capacities, std::vector<int> columns = {});
+  static constexpr std::size_t kMostArrays = 3;
+  Results(ArrayKind kind, IntType type, std::initializer_list<std::int64_t> capacities,
+          std::initializer_list<int> columns = {});
   Results(const Results&) = delete;
   Results& operator=(const Results&) = delete;
   ~Results();
@@ -86,15 +90,16 @@ class Results {
   }
   // Each array shortened to `rows[i]` rows, as Python objects (a tuple when
   // there are several arrays, else the one array).
-  py::object finish(const std::vector<std::int64_t>& rows);
+  py::object finish(std::initializer_list<std::int64_t> rows);
 
  private:
   void* storage(std::size_t i) const;
   ArrayKind kind_;
   IntType type_;
-  std::vector<std::int64_t> capacities_;
-  std::vector<int> columns_;
-  std::vector<std::int64_t> offsets_;  // of each array in the block, in entries
+  std::size_t count_ = 0;                              // arrays
+  std::array<std::int64_t, kMostArrays> capacities_{};  // rows of each
+  std::array<int, kMostArrays> columns_{};
+  std::array<std::int64_t, kMostArrays> offsets_{};    // of each array in the block, in entries
   struct Block;
   Block* block_ = nullptr;             // torch and lists: our allocation
   py::object numpy_block_;             // numpy: the array holding every result

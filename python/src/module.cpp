@@ -106,7 +106,7 @@ py::object compute_into(const BasicWorkloadView<Int>& view, py::handle out) {
     throw py::type_error("out must be a tuple of three int32 buffers (cu_chunk_seqlen, seq_idx, last_chunk_indices), not " +
                          std::string(Py_TYPE(out.ptr())->tp_name));
   }
-  const py::sequence buffers = py::reinterpret_borrow<py::sequence>(out);
+  PyObject** buffers = PySequence_Fast_ITEMS(out.ptr());  // a tuple or a list
   const OutBuffer cu(buffers[0], "out[0] (cu_chunk_seqlen)", IntType::int32);
   const OutBuffer seq(buffers[1], "out[1] (seq_idx)", IntType::int32);
   const OutBuffer last(buffers[2], "out[2] (last_chunk_indices)", IntType::int32);
@@ -114,7 +114,10 @@ py::object compute_into(const BasicWorkloadView<Int>& view, py::handle out) {
                                             last.entries<std::int32_t>()});
   if (!written.ok()) raise_invalid(written.error());
   const auto& n = written.value();
-  return py::make_tuple(n.cu_chunk_seqlen, n.seq_idx, n.last_chunk_indices);
+  PyObject* lengths = Py_BuildValue("(LLL)", static_cast<long long>(n.cu_chunk_seqlen), static_cast<long long>(n.seq_idx),
+                                    static_cast<long long>(n.last_chunk_indices));
+  if (lengths == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(lengths);
 }
 
 py::object compute_chunk_metadata(py::handle chunk_size, py::handle num_prefills, py::handle num_computed_tokens,
@@ -153,13 +156,16 @@ PyObject* compute_chunk_metadata_fastcall(PyObject*, PyObject* const* args, Py_s
     for (Py_ssize_t i = 0; i < nargs; ++i) given[i] = args[i];
     const Py_ssize_t keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t k = 0; k < keywords; ++k) {
-      const std::string name = py::str(PyTuple_GET_ITEM(kwnames, k));
+      PyObject* name = PyTuple_GET_ITEM(kwnames, k);
       int slot = -1;
-      for (int i = 0; i < 5; ++i) {
-        if (name == kComputeArguments[i]) slot = i;
+      for (int i = 0; i < 5 && slot < 0; ++i) {
+        if (PyUnicode_CompareWithASCIIString(name, kComputeArguments[i]) == 0) slot = i;
       }
-      if (slot < 0) throw py::type_error("compute_chunk_metadata() got an unexpected keyword argument '" + name + "'");
-      if (given[slot] != nullptr) throw py::type_error("compute_chunk_metadata() got multiple values for '" + name + "'");
+      if (slot < 0 || given[slot] != nullptr) {
+        const std::string spelled = py::str(name);
+        throw py::type_error(slot < 0 ? "compute_chunk_metadata() got an unexpected keyword argument '" + spelled + "'"
+                                      : "compute_chunk_metadata() got multiple values for '" + spelled + "'");
+      }
       given[slot] = args[nargs + k];
     }
     for (int i = 0; i < kPositionalArguments; ++i) {
