@@ -174,7 +174,7 @@ TEST(Validation, RefusesTwoToTheThirtyOneChunksWithTheDefaultCapWithoutAllocatin
 }
 
 TEST(Errors, HaveStableNamesThatRoundTrip) {
-  for (int raw = 0; raw <= static_cast<int>(ErrorCode::output_buffer_too_small); ++raw) {
+  for (int raw = 0; raw <= static_cast<int>(kLastErrorCode); ++raw) {
     const auto code = static_cast<ErrorCode>(raw);
     EXPECT_EQ(parse_error_code(to_string(code)), code);
   }
@@ -191,6 +191,8 @@ TEST(Errors, EachCodeHasAMessageNamingTheFieldTheValueAndTheBound) {
       {ErrorCode::sequence_too_long, "num_computed_tokens", 6, kMaxValue + 1, kMaxValue},
       {ErrorCode::output_too_large, "cu_chunk_seqlen", Error::kNoIndex, 1001, 1000},
       {ErrorCode::output_buffer_too_small, "seq_idx", Error::kNoIndex, 3, 8},
+      {ErrorCode::length_mismatch, "cu_seqlens", 0, 0, 1},
+      {ErrorCode::cu_seqlens_decreasing, "cu_seqlens", 3, 4, 9},
   };
   for (const Error& error : errors) {
     const std::string message = error.message();

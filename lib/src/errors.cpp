@@ -15,12 +15,13 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::sequence_too_long: return "sequence_too_long";
     case ErrorCode::output_too_large: return "output_too_large";
     case ErrorCode::output_buffer_too_small: return "output_buffer_too_small";
+    case ErrorCode::cu_seqlens_decreasing: return "cu_seqlens_decreasing";
   }
   return "unknown_error";
 }
 
 std::optional<ErrorCode> parse_error_code(std::string_view name) noexcept {
-  for (int raw = 0; raw <= static_cast<int>(ErrorCode::output_buffer_too_small); ++raw) {
+  for (int raw = 0; raw <= static_cast<int>(kLastErrorCode); ++raw) {
     const auto code = static_cast<ErrorCode>(raw);
     if (to_string(code) == name) return code;
   }
@@ -47,8 +48,12 @@ std::string Error::message() const {
       where() << " is " << value << "; the chunk size must be at least 1";
       break;
     case ErrorCode::length_mismatch:
-      where() << ": query_start_loc has " << value << " entries but must have " << bound
-              << " (one more than num_computed_tokens)";
+      if (field == "cu_seqlens") {
+        where() << ": cu_seqlens has " << value << " entries but must have at least " << bound;
+      } else {
+        where() << ": query_start_loc has " << value << " entries but must have " << bound
+                << " (one more than num_computed_tokens)";
+      }
       break;
     case ErrorCode::negative_value:
       where() << " is " << value << "; values must be at least 0";
@@ -70,6 +75,9 @@ std::string Error::message() const {
       break;
     case ErrorCode::output_buffer_too_small:
       where() << ": the buffer holds " << value << " entries but " << bound << " are needed";
+      break;
+    case ErrorCode::cu_seqlens_decreasing:
+      where() << " is " << value << ", below the previous entry " << bound << "; cu_seqlens must be non-decreasing";
       break;
   }
   return os.str();

@@ -99,7 +99,9 @@ enum class ErrorCode {
   sequence_too_long,           // num_computed_tokens[i] + new tokens > 2^31-1
   output_too_large,            // valid, but more chunks than Limits::max_chunks
   output_buffer_too_small,     // fast_into: a caller buffer is shorter than needed
+  cu_seqlens_decreasing,       // fla: cu_seqlens[j] < cu_seqlens[j-1]
 };
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::cu_seqlens_decreasing;
 
 // Invalid input breaks the SPEC's domain; a resource limit refuses a valid
 // workload (documented cap, or a caller's buffer) and is an error of its own kind.
