@@ -1,15 +1,16 @@
-// Differential target: bytes -> a valid workload (at most 256 chunks) ->
-// one implementation, picked by the input's first byte (the workload decoder
-// leaves it unread), judged by the oracle (harness::judge). Each execution:
+// Differential target for Mamba: bytes -> a valid workload (at most 256
+// chunks) -> one implementation, picked by the input's first byte (the
+// workload decoder leaves it unread), judged by the oracle (harness::judge).
+// Each execution:
 //   - runs the reference and the picked implementation on the workload;
 //   - requires the answer to equal the reference's, entry by entry (a
 //     differing answer is also checked against the SPEC invariants);
 //   - when the picked implementation is the reference itself, checks its
 //     answer against the SPEC's seven invariants.
 // One implementation per execution keeps executions short under ASan; over a
-// run each of fuzz_implementations() gets its share of inputs, and a mutation
-// of byte 0 replays a workload through another one. `chunkmeta fuzz-shrink`
-// checks a finding against every implementation.
+// run each implementation gets its share of inputs, and a mutation of byte 0
+// replays a workload through another one. `chunkmeta fuzz-shrink` checks a
+// finding against every implementation.
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "fuzz_implementations.hpp"
@@ -17,10 +18,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace chunkmeta::harness;
   const std::span<const std::uint8_t> input(data, size);
-  const auto& implementations = fuzz_implementations();
-  if (implementations.empty()) return 0;  // a plugin with no implementation: nothing to compare
+  const auto& implementations = fuzz_implementations(mamba_spec());
+  if (implementations.empty()) return 0;  // a plugin without a Mamba implementation: nothing to compare
   const Implementation& chosen = implementations[(size == 0 ? 0 : data[0]) % implementations.size()];
-  const chunkmeta::Workload workload = decode_valid_workload(input);
-  abort_on_failure(check_one(workload, chosen, "fuzz differential", chosen.name == "reference"), input);
+  const Workload workload = decode_valid_workload(input);
+  abort_on_failure(check_one(workload, chosen, "fuzz differential", chosen.name == "reference"), input, "differential");
   return 0;
 }

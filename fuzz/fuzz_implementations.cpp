@@ -3,23 +3,41 @@
 // implementation built with -fsanitize=fuzzer-no-link is fuzzed with coverage).
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 
-#include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/harness/plugin.hpp"
 #include "fuzz_implementations.hpp"
 
-const std::vector<chunkmeta::harness::Implementation>& fuzz_implementations() {
-  static const std::vector<chunkmeta::harness::Implementation> chosen = [] {
+namespace {
+
+// Every implementation the plugin exports, or nullptr without a plugin.
+const std::vector<chunkmeta::harness::Implementation>* plugin_implementations() {
+  static const auto loaded = []() -> std::optional<std::vector<chunkmeta::harness::Implementation>> {
     const char* plugin = std::getenv("CHUNKMETA_FUZZ_PLUGIN");
-    if (plugin == nullptr || *plugin == '\0') return chunkmeta::harness::builtin_implementations();
-    auto loaded = chunkmeta::harness::load_plugin(plugin);
-    if (const auto* why = std::get_if<std::string>(&loaded)) {
+    if (plugin == nullptr || *plugin == '\0') return std::nullopt;
+    auto result = chunkmeta::harness::load_plugin(plugin);
+    if (const auto* why = std::get_if<std::string>(&result)) {
       std::fprintf(stderr, "CHUNKMETA_FUZZ_PLUGIN: %s\n", why->c_str());
       std::abort();
     }
-    auto impls = std::get<std::vector<chunkmeta::harness::Implementation>>(std::move(loaded));
+    auto impls = std::get<std::vector<chunkmeta::harness::Implementation>>(std::move(result));
     std::fprintf(stderr, "fuzzing %zu plugin implementation(s) from %s\n", impls.size(), plugin);
     return impls;
   }();
-  return chosen;
+  return loaded ? &*loaded : nullptr;
+}
+
+}  // namespace
+
+const std::vector<chunkmeta::harness::Implementation>& fuzz_implementations(const chunkmeta::harness::Spec& spec) {
+  const auto* plugin = plugin_implementations();
+  if (plugin == nullptr) return spec.builtins();
+  static std::map<const chunkmeta::harness::Spec*, std::vector<chunkmeta::harness::Implementation>> of_spec;
+  auto [it, added] = of_spec.try_emplace(&spec);
+  if (added) {
+    for (const auto& implementation : *plugin)
+      if (implementation.spec == &spec) it->second.push_back(implementation);
+  }
+  return it->second;
 }

@@ -1,4 +1,4 @@
-// JSON-line target: bytes -> the CLI's input parsing -> one output line.
+// JSON-line target: bytes -> the CLI's input parsing (any spec's workload) -> one output line.
 // Anything but a well-formed answer (a throw, a crash, an answer that is not
 // JSON, a workload computed wrongly) is a finding.
 #include <cstdio>
@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "chunkmeta/harness/fuzz_input.hpp"
-#include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/report.hpp"
 
@@ -26,13 +25,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (bad->code.empty() || bad->message.empty()) fail("input error without a code or message", line);
     answer = error_json(*bad);
   } else {
-    const auto& workload = std::get<chunkmeta::Workload>(parsed);
-    const auto sizes = chunkmeta::output_sizes(chunkmeta::view_of(workload));
-    if (sizes.ok() && sizes.value().num_chunks() > kFuzzMaxChunks) return 0;  // too large for one iteration
-    const Outcome outcome = std::get<Outcome>(find_builtin("fast")->compute(workload));
-    abort_on_failure(check_all(workload, {*find_builtin("fast")}, "fuzz json_line"),
-                     {data, size});
-    answer = to_json(outcome);
+    const auto& [spec, workload] = std::get<SpecWorkload>(parsed);
+    const auto chunks = spec->chunks(workload);
+    if (chunks && *chunks > kFuzzMaxChunks) return 0;  // too large for one iteration
+    const Implementation fast = *spec->find_builtin("fast");
+    const Outcome outcome = std::get<Outcome>(fast.compute(workload));
+    abort_on_failure(check_one(workload, fast, "fuzz json_line", true), {data, size}, "json_line");
+    answer = to_json(*spec, outcome);
   }
   const std::string out = dump_line(answer);
   if (out.find('\n') != std::string::npos) fail("answer spans more than one line", line);

@@ -8,6 +8,7 @@
 
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
+#include "chunkmeta/harness/shrink.hpp"
 #include "fuzz_implementations.hpp"
 
 int main(int argc, char** argv) {
@@ -18,7 +19,8 @@ int main(int argc, char** argv) {
   std::ifstream in(argv[1], std::ios::binary);
   const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const auto found = chunkmeta::harness::decode_valid_workload(bytes);
-  const auto failures = chunkmeta::harness::shrink_failure(found, fuzz_implementations(), "fuzz differential");
+  const auto failures =
+      chunkmeta::harness::shrink_failure(found, fuzz_implementations(chunkmeta::harness::mamba_spec()), "fuzz differential");
   if (failures.empty()) {
     std::cerr << "planted_report: the input does not fail\n";
     return 1;

@@ -18,17 +18,18 @@ using chunkmeta::harness::Request;
 
 std::string describe(const Request& request) {
   std::string text = "id " + request.id.dump() + ", ";
-  if (const auto* workload = std::get_if<chunkmeta::Workload>(&request.workload))
-    return text + "workload " + chunkmeta::harness::dump_line(chunkmeta::harness::to_json(*workload));
+  if (const auto* workload = std::get_if<chunkmeta::harness::Workload>(&request.workload))
+    return text + "workload " + chunkmeta::harness::dump_line(chunkmeta::harness::to_json(*request.spec, *workload));
   const auto& error = std::get<InputError>(request.workload);
   return text + "refused: " + error.code + " at \"" + error.field + "\" index " + std::to_string(error.index) + ": " +
          error.message;
 }
 
 bool same_reading(const Request& served, const Request& defined) {
-  if (served.id != defined.id || served.workload.index() != defined.workload.index()) return false;
-  if (const auto* workload = std::get_if<chunkmeta::Workload>(&served.workload))
-    return *workload == std::get<chunkmeta::Workload>(defined.workload);
+  if (served.id != defined.id || served.spec != defined.spec || served.workload.index() != defined.workload.index())
+    return false;
+  if (const auto* workload = std::get_if<chunkmeta::harness::Workload>(&served.workload))
+    return *workload == std::get<chunkmeta::harness::Workload>(defined.workload);
   const auto& a = std::get<InputError>(served.workload);
   const auto& b = std::get<InputError>(defined.workload);
   return a.code == b.code && a.field == b.field && a.index == b.index;

@@ -1,15 +1,16 @@
-// Robustness target: bytes -> an arbitrary, mostly invalid workload. Invalid
-// input must be rejected with the reference's error by every implementation,
-// never computed, never crash; valid input must be computed correctly. A
-// plugin (CHUNKMETA_FUZZ_PLUGIN) is sent invalid input only if its flags say it validates.
-// The error is also printed (message() and operator<<, for people), which must
-// name its code for any values (extreme ones included), under the sanitizers;
-// on small batches the workload, its sizes and its result are printed too,
-// and must name each field and show every value in order.
-// On valid input, fast_into's buffer contract is checked too (harness::
-// check_fast_into_buffers): each buffer one entry short (its error printed
-// like the others), then all roomy.
-#include <array>
+// Robustness target: bytes -> an arbitrary, mostly invalid workload, put to
+// every spec (Mamba's as decoded; FLA's with its query_start_loc as
+// cu_seqlens). Invalid input must be rejected with the reference's error by
+// every implementation, never computed, never crash; valid input must be
+// computed correctly. A plugin (CHUNKMETA_FUZZ_PLUGIN) is sent invalid input
+// only if its flags say it validates.
+// Errors are also printed (message() and operator<<, for people), which must
+// name their code for any values (extreme ones included), under the
+// sanitizers; on small batches the Mamba workload, its sizes and its result
+// are printed too, and must name each field and show every value in order.
+// On valid input, each spec's writer into caller buffers is checked too
+// (harness::check_caller_buffers): each buffer one entry short (its error
+// printed like the others), then all roomy.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -19,8 +20,10 @@
 #include <string_view>
 #include <vector>
 
+#include "chunkmeta/chunkmeta.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
+#include "chunkmeta/harness/spec.hpp"
 #include "fuzz_implementations.hpp"
 
 namespace {
@@ -86,7 +89,9 @@ void append(std::vector<std::int64_t>& to, const std::vector<Int, Allocator>& va
 }
 
 // `sizes` is output_sizes() of the workload, which the entry point has already asked.
-void check_printing(const chunkmeta::Workload& workload, const chunkmeta::Result<chunkmeta::OutputSizes>& sizes) {
+void check_printing(const chunkmeta::harness::Workload& decoded,
+                    const chunkmeta::Result<chunkmeta::OutputSizes>& sizes) {
+  const chunkmeta::Workload workload{decoded.chunk_size, decoded.num_computed_tokens, decoded.query_start_loc};
   if (workload.num_computed_tokens.size() > kPrintedRows || workload.query_start_loc.size() > kPrintedRows + 1) return;
   std::vector<std::int64_t> values{workload.chunk_size};
   append(values, workload.num_computed_tokens);
@@ -106,21 +111,48 @@ void check_printing(const chunkmeta::Workload& workload, const chunkmeta::Result
   check_prints_values(computed, {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"}, values);
 }
 
-void check_caller_buffers(const chunkmeta::Workload& workload, std::span<const std::uint8_t> input) {
+// Each buffer one entry short in turn, then all roomy.
+void check_caller_buffers(const chunkmeta::harness::Spec& spec, const chunkmeta::harness::Workload& workload,
+                          std::span<const std::uint8_t> input) {
   using chunkmeta::harness::Counterexample;
-  static constexpr std::array<std::array<std::int64_t, 3>, 4> kSlack = {{{-1, 0, 0}, {0, -1, 0}, {0, 0, -1}, {3, 3, 3}}};
-  for (const auto& slack : kSlack) {
+  const std::size_t outputs = spec.outputs().size();
+  for (std::size_t shortened = 0; shortened <= outputs; ++shortened) {
+    std::vector<std::int64_t> slack(outputs, shortened == outputs ? 3 : 0);
+    if (shortened < outputs) slack[shortened] = -1;
     chunkmeta::Error refusal{};
-    auto finding = chunkmeta::harness::check_fast_into_buffers(workload, slack, &refusal);
+    auto finding = chunkmeta::harness::check_caller_buffers(spec, workload, slack, &refusal);
     if (!finding && refusal.code == chunkmeta::ErrorCode::output_buffer_too_small) check_printed(refusal);
     if (finding) {
       Counterexample cx;
-      cx.implementation = "fast_into";
-      cx.property = "fuzz robustness: buffers of the needed sizes plus " + std::to_string(slack[0]) + ", " +
-                    std::to_string(slack[1]) + ", " + std::to_string(slack[2]);
+      cx.implementation = "the library's writer into caller buffers";
+      cx.spec = &spec;
+      std::ostringstream property;
+      property << "fuzz robustness: buffers of the needed sizes plus";
+      for (std::int64_t s : slack) property << ' ' << s;
+      cx.property = property.str();
       cx.workload = workload;
       cx.finding = std::move(*finding);
-      chunkmeta::harness::abort_on_failure({cx}, input);
+      chunkmeta::harness::abort_on_failure({cx}, input, "robustness");
+    }
+  }
+}
+
+// FLA's specs on the decoded offsets as cu_seqlens (no computed tokens), for both dtypes' writers.
+void check_fla(const chunkmeta::harness::Workload& decoded, std::span<const std::uint8_t> input) {
+  using namespace chunkmeta::harness;
+  Workload workload = decoded;
+  workload.num_computed_tokens.assign(decoded.query_start_loc.empty() ? 0 : decoded.query_start_loc.size() - 1, 0);
+  const Spec& indices = fla_chunk_indices_spec();
+  const auto error = indices.validate(workload);
+  if (error) check_printed(*error);
+  // Valid but too large to compute within one iteration: validation has been exercised.
+  if (!error && indices.chunks(workload).value() > kFuzzMaxChunks) return;
+  for (const Spec* spec : {&indices, &fla_chunk_offsets_spec()}) {
+    abort_on_failure(check_all(workload, fuzz_implementations(*spec), "fuzz robustness"), input, "robustness");
+    if (error) continue;
+    for (const Dtype dtype : {Dtype::int32, Dtype::int64}) {
+      workload.dtype = dtype;
+      check_caller_buffers(*spec, workload, input);
     }
   }
 }
@@ -130,13 +162,14 @@ void check_caller_buffers(const chunkmeta::Workload& workload, std::span<const s
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace chunkmeta::harness;
   const std::span<const std::uint8_t> input(data, size);
-  const chunkmeta::Workload workload = decode_any_workload(input);
-  const auto sizes = chunkmeta::output_sizes(chunkmeta::view_of(workload));
+  const Workload workload = decode_any_workload(input);
+  check_fla(workload, input);
+  const auto sizes = chunkmeta::output_sizes(view_of(workload));
   if (!sizes.ok()) check_printed(sizes.error());
   check_printing(workload, sizes);
   // Valid but too large to compute within one iteration: output_sizes() has exercised validation.
   if (sizes.ok() && sizes.value().num_chunks() > kFuzzMaxChunks) return 0;
-  abort_on_failure(check_all(workload, fuzz_implementations(), "fuzz robustness"), input);
-  if (sizes.ok()) check_caller_buffers(workload, input);
+  abort_on_failure(check_all(workload, fuzz_implementations(mamba_spec()), "fuzz robustness"), input, "robustness");
+  if (sizes.ok()) check_caller_buffers(mamba_spec(), workload, input);
   return 0;
 }

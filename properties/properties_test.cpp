@@ -1,13 +1,14 @@
-// Runs the property suite under GoogleTest: one test per (implementation,
-// property), registered at start-up so that gtest_discover_tests makes each
-// its own ctest test. A failure prints the shrunk counterexample report and
-// leaves it, with a corpus entry, in $CHUNKMETA_REPORT_DIR.
+// Runs every spec's property suite under GoogleTest: one test per (spec,
+// implementation, property), registered at start-up so that
+// gtest_discover_tests makes each its own ctest test. A failure prints the
+// shrunk counterexample report and leaves it, with a corpus entry, in
+// $CHUNKMETA_REPORT_DIR; its rerun command sets the failing run's seed.
 #include <gtest/gtest.h>
 
 #include <cctype>
 
-#include "chunkmeta/harness/implementations.hpp"
-#include "chunkmeta/properties/suite.hpp"
+#include "chunkmeta/engine/run.hpp"
+#include "chunkmeta/properties/tables.hpp"
 
 namespace {
 
@@ -30,22 +31,22 @@ std::string camel(const std::string& name) {
 
 // Cases per property: the reference and the returning fast entry point get the
 // most; the other entry points share their code paths past the adapter.
-int default_cases(const std::string& implementation, const properties::Property& property) {
-  if (property.scope == properties::Scope::library) return 10000;
+int default_cases(const std::string& implementation, const engine::Property& property) {
+  if (property.scope == engine::Scope::library) return 10000;
   if (implementation == "fast" || implementation == "reference") return 10000;
   return 4000;
 }
 
 class PropertyTest : public testing::Test {
  public:
-  PropertyTest(harness::Implementation implementation, const properties::Property* property, std::string rerun)
+  PropertyTest(harness::Implementation implementation, const engine::Property* property, std::string rerun)
       : implementation_(std::move(implementation)), property_(property), rerun_(std::move(rerun)) {}
 
   void TestBody() override {
-    properties::SuiteOptions options;
+    engine::SuiteOptions options;
     options.default_cases = default_cases(implementation_.name, *property_);
     options.rerun_command = rerun_;
-    const auto result = properties::run_property(*property_, implementation_, options);
+    const auto result = engine::run_property(*property_, implementation_, options);
     std::cout << "  " << result.cases << " cases (seed " << result.seed << ")\n";
     if (result.passed) return;
     if (result.counterexample) {
@@ -57,22 +58,30 @@ class PropertyTest : public testing::Test {
 
  private:
   harness::Implementation implementation_;
-  const properties::Property* property_;
+  const engine::Property* property_;
   std::string rerun_;
 };
 
+// Suites are named by spec and implementation: Mamba's as they always were
+// ("Fast", "Library"), another spec's prefixed ("FlaChunkIndicesFast").
 void register_property_tests(const std::string& program) {
-  bool library_registered = false;
-  for (const auto& implementation : harness::builtin_implementations()) {
-    for (const auto& property : properties::all_properties()) {
-      const bool library = property.scope == properties::Scope::library;
-      if (library && library_registered) continue;
-      const std::string suite = library ? "Library" : camel(implementation.name);
-      const std::string rerun = program + " --gtest_filter=" + suite + "." + property.name;
-      testing::RegisterTest(suite.c_str(), property.name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            [=, &property]() -> testing::Test* { return new PropertyTest(implementation, &property, rerun); });
+  for (const harness::Spec* spec : harness::all_specs()) {
+    const std::string prefix = spec == &harness::mamba_spec() ? "" : camel(std::string(spec->name()));
+    const engine::PropertyTable& table = properties::table_of(*spec);
+    bool library_registered = false;
+    for (const auto& implementation : spec->builtins()) {
+      for (const auto& property : table.properties) {
+        const bool library = property.scope == engine::Scope::library;
+        if (library && library_registered) continue;
+        const std::string suite = prefix + (library ? "Library" : camel(implementation.name));
+        const std::string rerun = "CHUNKMETA_SEED={seed} " + program + " --gtest_filter=" + suite + "." + property.name;
+        testing::RegisterTest(suite.c_str(), property.name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [=, &property]() -> testing::Test* {
+                                return new PropertyTest(implementation, &property, rerun);
+                              });
+      }
+      library_registered = true;
     }
-    library_registered = true;
   }
 }
 

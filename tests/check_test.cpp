@@ -3,6 +3,7 @@
 // programs that crash, hang, print garbage or skip lines.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -211,6 +212,67 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehaving{"raises", kAdapter + " " + kSource + "/tests/misbehaving/raises.py:raises_on_two_rows", "raised",
                     "IndexError: row index out of range"}),
     [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace chunkmeta
+
+namespace chunkmeta {
+namespace {
+
+// The pids of live processes whose command line holds `marker`.
+std::vector<int> processes_with(const std::string& marker) {
+  std::vector<int> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = slurp(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    const std::string state = slurp(entry.path() / "stat");
+    const bool zombie = state.find(") Z ") != std::string::npos;
+    if (!zombie && cmdline.find(marker) != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+// A CI runner's time limit kills the harness with SIGKILL, which no handler
+// sees: its implementations must die with it, not hang on in a group of their own.
+TEST(CheckCommand, KilledWithSigkillLeavesNoImplementationProcessBehind) {
+  if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
+  const std::string marker = "chunkmeta-orphan-marker-" + std::to_string(::getpid());
+  const auto empty_corpus = fresh_dir("orphan-empty-corpus");
+  // misbehave.py hangs on the first workload of two rows; its extra argument marks it.
+  const std::string arguments = "check --seed 20261202 --cases 200 --timeout 600 --valid-only --corpus " +
+                                empty_corpus.string() + " --report-dir " + fresh_dir("orphan-reports").string() + " " +
+                                impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + misbehave("hang") + " " + marker);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + kCli + " " + arguments + " >/dev/null 2>&1").c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the implementation runs (the harness and its guard hold the
+  // marker too, in their --impl argument), and a little longer: it hangs by then.
+  const auto implementation_running = [&] {
+    for (int other : processes_with(marker)) {
+      if (slurp("/proc/" + std::to_string(other) + "/cmdline").find("--impl") == std::string::npos) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 100 && !implementation_running(); ++i) usleep(100000);
+  ASSERT_TRUE(implementation_running()) << "the implementation never started";
+  sleep(2);
+  ASSERT_GE(processes_with(marker).size(), 3u) << "the harness, its guard and the implementation";
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::vector<int> left = processes_with(marker);
+  for (int i = 0; i < 50 && !left.empty(); ++i) {
+    usleep(100000);
+    left = processes_with(marker);
+  }
+  for (int orphan : left) kill(orphan, SIGKILL);  // leave nothing behind whatever the verdict
+  EXPECT_TRUE(left.empty()) << left.size() << " implementation process(es) outlived the harness by 5 s";
+}
 
 }  // namespace
 }  // namespace chunkmeta

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "chunkmeta/harness/implementations.hpp"
+#include "chunkmeta/chunkmeta.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "cli_runner.hpp"
@@ -17,6 +17,7 @@ namespace chunkmeta {
 namespace {
 
 using harness::Json;
+using harness::Workload;
 
 Json error_of(const std::string& line) {
   const Json j = Json::parse(line);
@@ -32,6 +33,31 @@ TEST(ComputeCommand, AnswersTheSpecExample) {
   ASSERT_EQ(run.lines.size(), 1u);
   EXPECT_EQ(run.lines[0],
             R"({"cu_chunk_seqlen":[0,64,128,130,188,230,294,296],"seq_idx":[0,0,0,1,1,2,3],"last_chunk_indices":[2,4,5,6]})");
+}
+
+TEST(ComputeCommand, AnswersTheFlaSpecExampleForEitherOutputAndDtype) {
+  const auto run = run_cli("compute",
+                           R"({"spec": "fla.chunk_indices", "chunk_size": 4, "cu_seqlens": [0, 0, 5, 5, 9]})"
+                           "\n"
+                           R"({"id": 2, "spec": "fla.chunk_offsets", "chunk_size": 4, "cu_seqlens": [0, 0, 5, 5, 9], "dtype": "int64"})"
+                           "\n"
+                           R"({"spec": "fla.chunk_indices", "chunk_size": 4, "cu_seqlens": [0, 5, 3]})"
+                           "\n"
+                           R"({"spec": "fla.chunk_indices", "chunk_size": 4, "query_start_loc": [0, 5]})"
+                           "\n"
+                           R"({"spec": "gdn", "chunk_size": 4, "cu_seqlens": [0, 5]})"
+                           "\n");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  ASSERT_EQ(run.lines.size(), 5u);
+  EXPECT_EQ(run.lines[0], R"({"chunk_indices":[[1,0],[1,1],[3,0]]})");
+  EXPECT_EQ(run.lines[1], R"({"id":2,"chunk_offsets":[0,0,2,2,3]})");
+  EXPECT_EQ(error_of(run.lines[2])["code"], "cu_seqlens_decreasing");
+  EXPECT_EQ(error_of(run.lines[2])["field"], "cu_seqlens");
+  EXPECT_EQ(error_of(run.lines[2])["index"], 2);
+  EXPECT_EQ(error_of(run.lines[3])["code"], "unknown_key");
+  EXPECT_EQ(error_of(run.lines[3])["field"], "query_start_loc");
+  EXPECT_EQ(error_of(run.lines[4])["code"], "unknown_spec");
+  EXPECT_EQ(error_of(run.lines[4])["field"], "spec");
 }
 
 TEST(ComputeCommand, AnswersEveryLineInOrderAndNamesEachErrorThenExitsOne) {
@@ -103,10 +129,15 @@ TEST(ComputeCommand, GivesIdenticalOutputThroughEveryImplementation) {
       R"({"chunk_size": 1056, "num_computed_tokens": [0, 1057, 2147480000, 5], "query_start_loc": [7, 3000, 3001, 3001, 9000]})"
       "\n"
       R"({"chunk_size": 1, "num_computed_tokens": [0, 0], "query_start_loc": [0, 5, 5]})"
+      "\n"
+      R"({"spec": "fla.chunk_indices", "chunk_size": 3, "cu_seqlens": [4, 4, 11, 40]})"
+      "\n"
+      R"({"spec": "fla.chunk_offsets", "chunk_size": 3, "cu_seqlens": [4, 4, 11, 12], "dtype": "int64"})"
       "\n";
   const auto expected = run_cli("compute --impl reference", input);
   ASSERT_EQ(expected.exit_code, 0) << expected.err;
-  for (const auto& impl : harness::builtin_implementations()) {
+  // Every spec has built-ins of these names; --impl picks each request's spec's.
+  for (const auto& impl : harness::mamba_spec().builtins()) {
     const auto run = run_cli("compute --impl " + impl.name, input);
     EXPECT_EQ(run.exit_code, 0) << impl.name << ": " << run.err;
     EXPECT_EQ(run.out, expected.out) << impl.name;
@@ -135,13 +166,19 @@ TEST(VerifyCommand, VerifiesTheBuiltinFastImplementationAndPrintsASummary) {
   const auto run = run_cli("verify --impl fast --cases 200 --corpus " + std::string(CHUNKMETA_SOURCE_DIR) + "/corpus");
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("VERIFIED"), std::string::npos) << run.out;
-  // Ten properties at 200 cases, and huge batches at 2% of them.
-  EXPECT_NE(run.out.find("Summary: 11 properties, 2004 cases, 0 failed"), std::string::npos) << run.out;
+  // Per spec (Mamba, FLA's two), ten properties at 200 cases, and huge batches at 2% of them.
+  EXPECT_NE(run.out.find("Summary: 33 properties, 6012 cases, 0 failed"), std::string::npos) << run.out;
+  for (const char* spec : {"mamba", "fla.chunk_indices", "fla.chunk_offsets"})
+    EXPECT_NE(run.out.find("fast (" + std::string(spec) + "):"), std::string::npos) << run.out;
+  const auto mamba_only = run_cli("verify --spec mamba --impl fast --cases 200 --corpus " +
+                                  std::string(CHUNKMETA_SOURCE_DIR) + "/corpus");
+  EXPECT_EQ(mamba_only.exit_code, 0) << mamba_only.out << mamba_only.err;
+  EXPECT_NE(mamba_only.out.find("Summary: 11 properties, 2004 cases, 0 failed"), std::string::npos) << mamba_only.out;
 }
 
 TEST(ReplayCommand, FlagsACorpusEntryWhoseStoredExpectationNoLongerHolds) {
   const Workload w{8, {3}, {0, 9}};
-  auto entry = harness::corpus_entry(w, "test");
+  auto entry = harness::corpus_entry(harness::mamba_spec(), w, "test");
   const auto dir = std::filesystem::path(testing::TempDir()) / ("chunkmeta-replay-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "good.json") << entry.dump();

@@ -1,26 +1,32 @@
 // Randomized differential test with a generator independent of the property
 // suite's (plain std::mt19937_64, fixed seed): every built-in implementation
-// against the reference through the oracle, on 100,000+ valid workloads.
+// of every spec against its reference through the oracle, on 100,000+ valid
+// workloads each.
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "chunkmeta/harness/implementations.hpp"
+#include "chunkmeta/chunkmeta.hpp"
 #include "chunkmeta/harness/json.hpp"
 
 namespace chunkmeta {
 namespace {
 
+using harness::Workload;
+
 class WorkloadSource {
  public:
   explicit WorkloadSource(std::uint64_t seed) : rng_(seed) {}
 
-  Workload next() {
+  // A Mamba workload; with `computed` false, one without computed tokens
+  // (FLA's: cu_seqlens is query_start_loc) and of either offsets dtype.
+  Workload next(bool computed_tokens_too = true) {
     const std::int64_t chunk = chunk_size();
     const std::int64_t rows = pick({0, 1, 2, 3, 8, 32, 128, 1024}, {3, 20, 15, 10, 25, 15, 10, 2});
-    Workload w{chunk, {}, {offset()}};
+    Workload w{chunk, {}, {offset()}, harness::Dtype::int32};
+    if (!computed_tokens_too && uniform(0, 1) == 1) w.dtype = harness::Dtype::int64;
     for (std::int64_t i = 0; i < rows; ++i) {
-      const std::int64_t computed = computed_tokens(chunk);
+      const std::int64_t computed = computed_tokens_too ? computed_tokens(chunk) : 0;
       const std::int64_t room = std::min(kMaxValue - computed, kMaxValue - w.query_start_loc.back());
       w.num_computed_tokens.push_back(computed);
       w.query_start_loc.push_back(w.query_start_loc.back() + std::min(room, new_tokens(chunk, computed)));
@@ -69,22 +75,35 @@ class WorkloadSource {
   std::mt19937_64 rng_;
 };
 
-TEST(Differential, EveryBuiltinMatchesTheReferenceOnOneHundredThousandRandomWorkloads) {
-  WorkloadSource source(0xC4A11CE);
+// `source`'s workloads through every built-in implementation of `spec` but the reference.
+void expect_builtins_match_reference(const harness::Spec& spec, WorkloadSource& source, bool computed_tokens) {
   constexpr int kWorkloads = 100000;
-  int chunks = 0;
+  std::int64_t chunks = 0;
   for (int i = 0; i < kWorkloads; ++i) {
-    const Workload w = source.next();
-    ASSERT_FALSE(validate(w).has_value()) << "the source made an invalid workload: " << *validate(w);
-    for (const auto& impl : harness::builtin_implementations()) {
+    const Workload w = source.next(computed_tokens);
+    ASSERT_FALSE(spec.validate(w).has_value()) << "the source made an invalid workload: " << *spec.validate(w);
+    for (const auto& impl : spec.builtins()) {
       if (impl.name == "reference") continue;
       if (auto finding = harness::check_implementation(impl, w)) {
-        FAIL() << impl.name << " on workload #" << i << " " << harness::to_json(w).dump() << "\n" << *finding;
+        FAIL() << spec.name() << " " << impl.name << " on workload #" << i << " "
+               << harness::to_json(spec, w).dump() << "\n" << *finding;
       }
     }
-    chunks += static_cast<int>(output_sizes(view_of(w)).value().num_chunks());
+    chunks += spec.chunks(w).value();
   }
-  std::cout << "  " << kWorkloads << " workloads, " << chunks << " chunks\n";
+  std::cout << "  " << spec.name() << ": " << kWorkloads << " workloads, " << chunks << " chunks\n";
+}
+
+TEST(Differential, EveryMambaBuiltinMatchesTheReferenceOnOneHundredThousandRandomWorkloads) {
+  WorkloadSource source(0xC4A11CE);
+  expect_builtins_match_reference(harness::mamba_spec(), source, true);
+}
+
+TEST(Differential, EveryFlaBuiltinMatchesTheReferenceOnOneHundredThousandRandomCuSeqlens) {
+  WorkloadSource indices_source(0xF1A);
+  expect_builtins_match_reference(harness::fla_chunk_indices_spec(), indices_source, false);
+  WorkloadSource offsets_source(0xF1A);
+  expect_builtins_match_reference(harness::fla_chunk_offsets_spec(), offsets_source, false);
 }
 
 }  // namespace

@@ -9,13 +9,19 @@
 namespace chunkmeta::harness {
 namespace {
 
-Counterexample mismatch_on(const Workload& workload, const Outcome& actual) {
+Counterexample mismatch_on(const Workload& workload, const Outcome& actual, const Spec& spec = mamba_spec()) {
   Counterexample cx;
   cx.implementation = "wrong";
+  cx.spec = &spec;
   cx.property = "MatchesReferenceOnEveryValidWorkload";
   cx.workload = workload;
-  cx.finding = *compare_outcomes(reference(workload), actual);
+  cx.finding = *compare_outcomes(spec, spec.reference(workload), actual);
   return cx;
+}
+
+// The reference's arrays of a valid workload.
+Arrays reference_of(const Workload& workload, const Spec& spec = mamba_spec()) {
+  return spec.reference(workload).value();
 }
 
 std::string line_starting(const std::string& text, const std::string& label) {
@@ -26,8 +32,8 @@ std::string line_starting(const std::string& text, const std::string& label) {
 
 TEST(RenderedReport, PrintsASmallWorkloadAsPlainJson) {
   const Workload w{2, {1}, {0, 2}};
-  ChunkMetadata wrong = reference(w).value();
-  wrong.seq_idx[0] = 7;
+  Arrays wrong = reference_of(w);
+  wrong[1][0] = 7;
   const std::string text = render(mismatch_on(w, Outcome(wrong)));
   EXPECT_EQ(line_starting(text, "workload:"),
             R"(  workload:  {"chunk_size":2,"num_computed_tokens":[1],"query_start_loc":[0,2]})");
@@ -38,8 +44,8 @@ TEST(RenderedReport, ShortensLongArraysToRunsAndProgressions) {
   // 100 empty rows, then one row of 5 tokens at chunk size 1: 5 chunks.
   Workload w{1, std::vector<std::int64_t>(101, 0), std::vector<std::int64_t>(101, 0)};
   w.query_start_loc.push_back(5);
-  ChunkMetadata wrong = reference(w).value();
-  wrong.seq_idx[4] = 0;
+  Arrays wrong = reference_of(w);
+  wrong[1][4] = 0;
   const std::string text = render(mismatch_on(w, Outcome(wrong)));
   EXPECT_EQ(line_starting(text, "workload:"),
             R"(  workload:  {"chunk_size":1,"num_computed_tokens":[0 (101 times)],"query_start_loc":[0 (101 times), 5]})");
@@ -54,11 +60,24 @@ TEST(RenderedReport, ShortensCountingRunsToTheirEnds) {
   // 70 rows of 1 token each, chunk size 1: query_start_loc counts 0..70.
   Workload w{1, std::vector<std::int64_t>(70, 0), {}};
   for (std::int64_t i = 0; i <= 70; ++i) w.query_start_loc.push_back(i);
-  ChunkMetadata wrong = reference(w).value();
-  wrong.cu_chunk_seqlen[3] = 9;
+  Arrays wrong = reference_of(w);
+  wrong[0][3] = 9;
   const std::string text = render(mismatch_on(w, Outcome(wrong)));
   EXPECT_NE(line_starting(text, "workload:").find(R"("query_start_loc":[0, 1, ..., 70])"), std::string::npos) << text;
   EXPECT_NE(line_starting(text, "actual:").find(R"("cu_chunk_seqlen":[0, 1, 2, 9, 4, 5, ..., 70])"), std::string::npos)
+      << text;
+}
+
+TEST(RenderedReport, NamesAnFlaSpecAndShowsItsRowsAsPairs) {
+  const Workload w{2, {0, 0}, {0, 3, 4}, Dtype::int64};
+  Arrays wrong = reference_of(w, fla_chunk_indices_spec());
+  wrong[0][5] = 9;  // row 2, column j
+  const std::string text = render(mismatch_on(w, Outcome(wrong), fla_chunk_indices_spec()));
+  EXPECT_EQ(line_starting(text, "workload:"),
+            R"(  workload:  {"spec":"fla.chunk_indices","chunk_size":2,"cu_seqlens":[0,3,4],"dtype":"int64"})");
+  EXPECT_NE(line_starting(text, "expected:").find(R"("chunk_indices":[[0,0],[0,1],[1,0]])"), std::string::npos) << text;
+  EXPECT_NE(line_starting(text, "first divergence:").find("chunk_indices[2][1]: expected 0, actual 9"),
+            std::string::npos)
       << text;
 }
 

@@ -1,6 +1,7 @@
-// The DOM-free reader of answer lines (parse_result_line) against its
-// definition, the DOM reading (Json::parse + parse_outcome): wherever the fast
-// reader accepts a line, both give the same result and the same id.
+// The DOM-free readers and writers of protocol lines against their
+// definition, the DOM (Json::parse + parse_outcome / parse_request_dom), for
+// every spec: wherever a fast reader accepts a line, both give the same
+// result and the same id; every line a fast writer writes is the DOM's.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -12,65 +13,92 @@
 namespace chunkmeta {
 namespace {
 
+using harness::Arrays;
 using harness::Json;
+using harness::Workload;
+
+// Random outputs of `spec`'s shapes (a 2-column array gets whole rows).
+Arrays random_arrays(const harness::Spec& spec, std::mt19937_64& random, std::size_t most) {
+  Arrays arrays;
+  for (const auto& output : spec.outputs()) {
+    Int32Array values((random() % most) / output.columns * output.columns);
+    for (auto& v : values) v = static_cast<std::int32_t>(random());  // newline bytes among them too
+    arrays.push_back(std::move(values));
+  }
+  return arrays;
+}
 
 // The DOM reading of a line: (id, outcome) or nothing.
-std::optional<std::pair<std::optional<std::uint64_t>, harness::Outcome>> dom_reading(const std::string& line) {
+std::optional<std::pair<std::optional<std::uint64_t>, harness::Outcome>> dom_reading(const harness::Spec& spec,
+                                                                                      const std::string& line) {
   Json value;
   try {
     value = Json::parse(line);
   } catch (const Json::exception&) {
     return std::nullopt;
   }
-  auto outcome = harness::parse_outcome(value);
+  auto outcome = harness::parse_outcome(spec, value);
   if (!outcome) return std::nullopt;
   std::optional<std::uint64_t> id;
   if (value.is_object() && value.contains("id") && value["id"].is_number_unsigned()) id = value["id"].get<std::uint64_t>();
   return std::make_pair(id, std::move(*outcome));
 }
 
-void expect_agreement(const std::string& line) {
-  const auto fast = harness::parse_result_line(line);
+void expect_agreement(const std::string& line, const harness::Spec& spec = harness::mamba_spec()) {
+  const auto fast = harness::parse_result_line(spec, line);
   if (!fast) return;  // the caller falls back to the DOM
-  const auto dom = dom_reading(line);
+  const auto dom = dom_reading(spec, line);
   ASSERT_TRUE(dom.has_value()) << "fast reader accepted what the DOM reading refuses: " << line;
   EXPECT_EQ(fast->id, dom->first) << line;
   ASSERT_TRUE(dom->second.ok()) << line;
-  EXPECT_EQ(fast->result, dom->second.value()) << line;
+  EXPECT_EQ(fast->arrays, dom->second.value()) << line;
 }
 
 TEST(ResultLineReader, AgreesWithTheDomReadingOnEveryAnswerChunkmetaComputeWrites) {
   std::mt19937_64 random(20261202);
-  for (int i = 0; i < 2000; ++i) {
-    ChunkMetadata result;
-    for (auto* array : {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices}) {
-      array->resize(random() % 20);
-      for (auto& v : *array) v = static_cast<std::int32_t>(random());
+  for (const harness::Spec* spec : harness::all_specs()) {
+    for (int i = 0; i < 2000; ++i) {
+      const Arrays result = random_arrays(*spec, random, 20);
+      const Json ids[] = {Json(nullptr), Json(random() >> (random() % 64)), Json("line-" + std::to_string(i)),
+                          Json{{"batch", i}}};
+      const Json& id = ids[i % 4];
+      // compute writes answers without a DOM: byte for byte the DOM's line.
+      const std::string line = harness::result_line(id, *spec, result);
+      ASSERT_EQ(line, harness::dump_line(harness::answer_json(id, harness::to_json(*spec, harness::Outcome(result)))));
+      expect_agreement(line, *spec);
+      if (!id.is_null() && !id.is_number_unsigned()) continue;  // other ids are the DOM's to read
+      const auto fast = harness::parse_result_line(*spec, line);
+      ASSERT_TRUE(fast.has_value()) << line;
+      EXPECT_EQ(fast->arrays, result) << line;
     }
-    const Json ids[] = {Json(nullptr), Json(random() >> (random() % 64)), Json("line-" + std::to_string(i)),
-                        Json{{"batch", i}}};
-    const Json& id = ids[i % 4];
-    // compute writes answers without a DOM: byte for byte the DOM's line.
-    const std::string line = harness::result_line(id, result);
-    ASSERT_EQ(line, harness::dump_line(harness::answer_json(id, harness::to_json(harness::Outcome(result)))));
-    expect_agreement(line);
-    if (!id.is_null() && !id.is_number_unsigned()) continue;  // other ids are the DOM's to read
-    const auto fast = harness::parse_result_line(line);
-    ASSERT_TRUE(fast.has_value()) << line;
-    EXPECT_EQ(fast->result, result) << line;
   }
+}
+
+// A random workload as `spec` spells it: computed tokens only where it reads
+// them (one per row), a dtype only where it has one.
+Workload random_workload(const harness::Spec& spec, std::mt19937_64& random) {
+  Workload w{static_cast<std::int64_t>(random()) >> (random() % 64), {}, {}, harness::Dtype::int32};
+  w.query_start_loc.resize(random() % 21);
+  for (auto& v : w.query_start_loc) v = static_cast<std::int64_t>(random()) >> (random() % 64);
+  if (spec.reads_computed_tokens()) {
+    w.num_computed_tokens.resize(random() % 20);
+    for (auto& v : w.num_computed_tokens) v = static_cast<std::int64_t>(random()) >> (random() % 64);
+  } else {
+    w.num_computed_tokens.assign(w.query_start_loc.empty() ? 0 : w.query_start_loc.size() - 1, 0);
+  }
+  if (spec.reads_dtype() && random() % 2 == 1) w.dtype = harness::Dtype::int64;
+  return w;
 }
 
 TEST(RequestLine, IsTheDomsLineForEveryWorkloadTheHarnessSends) {
   std::mt19937_64 random(20261203);
-  for (int i = 0; i < 2000; ++i) {
-    Workload w{static_cast<std::int64_t>(random() >> (random() % 64)), {}, {}};
-    w.num_computed_tokens.resize(random() % 20);
-    w.query_start_loc.resize(random() % 21);
-    for (auto& v : w.num_computed_tokens) v = static_cast<std::int64_t>(random());
-    for (auto& v : w.query_start_loc) v = static_cast<std::int64_t>(random()) >> (random() % 64);
-    const std::uint64_t id = random() >> (random() % 64);
-    EXPECT_EQ(harness::request_line(id, w), harness::dump_line(harness::answer_json(Json(id), harness::to_json(w))));
+  for (const harness::Spec* spec : harness::all_specs()) {
+    for (int i = 0; i < 2000; ++i) {
+      const Workload w = random_workload(*spec, random);
+      const std::uint64_t id = random() >> (random() % 64);
+      EXPECT_EQ(harness::request_line(id, *spec, w),
+                harness::dump_line(harness::answer_json(Json(id), harness::to_json(*spec, w))));
+    }
   }
 }
 
@@ -80,6 +108,7 @@ void expect_request_reading_agrees(const std::string& line) {
   const harness::Request read = harness::parse_request_line(line);
   const harness::Request dom = harness::parse_request_dom(line);
   EXPECT_EQ(read.id, dom.id) << line;
+  EXPECT_EQ(read.spec, dom.spec) << line;
   ASSERT_EQ(read.workload.index(), dom.workload.index()) << line;
   if (const auto* w = std::get_if<Workload>(&read.workload)) {
     EXPECT_EQ(*w, std::get<Workload>(dom.workload)) << line;
@@ -91,19 +120,18 @@ void expect_request_reading_agrees(const std::string& line) {
 
 TEST(RequestLineReader, ReadsEveryLineTheHarnessSendsLikeTheDom) {
   std::mt19937_64 random(20261204);
-  for (int i = 0; i < 2000; ++i) {
-    Workload w{static_cast<std::int64_t>(random()) >> (random() % 64), {}, {}};
-    w.num_computed_tokens.resize(random() % 20);
-    w.query_start_loc.resize(random() % 21);
-    for (auto& v : w.num_computed_tokens) v = static_cast<std::int64_t>(random()) >> (random() % 64);
-    for (auto& v : w.query_start_loc) v = static_cast<std::int64_t>(random()) >> (random() % 64);
-    const std::uint64_t id = random() >> (random() % 64);
-    const std::string line = harness::request_line(id, w);
-    const harness::Request read = harness::parse_request_line(line);
-    EXPECT_EQ(read.id, Json(id)) << line;
-    ASSERT_TRUE(std::holds_alternative<Workload>(read.workload)) << line;
-    EXPECT_EQ(std::get<Workload>(read.workload), w) << line;
-    expect_request_reading_agrees(line);
+  for (const harness::Spec* spec : harness::all_specs()) {
+    for (int i = 0; i < 2000; ++i) {
+      const Workload w = random_workload(*spec, random);
+      const std::uint64_t id = random() >> (random() % 64);
+      const std::string line = harness::request_line(id, *spec, w);
+      const harness::Request read = harness::parse_request_line(line);
+      EXPECT_EQ(read.id, Json(id)) << line;
+      EXPECT_EQ(read.spec, spec) << line;
+      ASSERT_TRUE(std::holds_alternative<Workload>(read.workload)) << line;
+      EXPECT_EQ(std::get<Workload>(read.workload), w) << line;
+      expect_request_reading_agrees(line);
+    }
   }
 }
 
@@ -127,6 +155,18 @@ TEST(RequestLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
            R"({"id":3,"chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]}x)",
            R"({"id":3,"chunk_size":8,"num_computed_tokens":[],"query_start_loc":[-7]})",
            R"({"id":3,"chunk_size":null,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"spec":"fla.chunk_indices","chunk_size":8,"cu_seqlens":[0,5]})",
+           R"({"id":3,"spec":"fla.chunk_offsets","chunk_size":8,"cu_seqlens":[0,5],"dtype":"int64"})",
+           R"({"id":3,"spec":"fla.chunk_offsets","chunk_size":8,"cu_seqlens":[0,5],"dtype":"int32"})",
+           R"({"id":3,"spec":"fla.chunk_offsets","chunk_size":8,"cu_seqlens":[0,5],"dtype":"float"})",
+           R"({"id":3,"spec":"fla.chunk_indices","chunk_size":8,"query_start_loc":[0,5]})",
+           R"({"id":3,"spec":"fla.chunk_indices","chunk_size":8,"num_computed_tokens":[0],"cu_seqlens":[0,5]})",
+           R"({"id":3,"spec":"mamba","chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5]})",
+           R"({"id":3,"spec":"mamba","chunk_size":8,"num_computed_tokens":[0],"query_start_loc":[0,5],"dtype":"int64"})",
+           R"({"id":3,"spec":"gdn","chunk_size":8,"cu_seqlens":[0,5]})",
+           R"({"id":3,"spec":7,"chunk_size":8,"cu_seqlens":[0,5]})",
+           R"({"id":3,"cu_seqlens":[0,5],"chunk_size":8,"spec":"fla.chunk_indices"})",
+           R"({"id":3,"spec":"fla.chunk_indices","spec":"fla.chunk_offsets","chunk_size":8,"cu_seqlens":[0,5]})",
        }) {
     expect_request_reading_agrees(line);
   }
@@ -168,7 +208,7 @@ TEST(RequestLineReader, RefusesWhatTheProtocolDoesNotAllowInsteadOfEchoingIt) {
     expect_request_reading_agrees(line);
   }
   // Whitespace, a key order of one's own and the largest id are JSON the protocol allows.
-  for (const std::string line : {"{\"id\":3," + body, " {\"id\": 3, " + body + " ",
+  for (const std::string& line : {"{\"id\":3," + body, " {\"id\": 3, " + body + " ",
                                  "{\"id\":18446744073709551615," + body, "{" + body}) {
     const harness::Request read = harness::parse_request_line(line);
     EXPECT_TRUE(std::holds_alternative<Workload>(read.workload)) << line;
@@ -212,20 +252,33 @@ TEST(ResultLineReader, LeavesEveryUnusualLineToTheDomOrAgreesWithIt) {
   // Shapes the fast reader must leave to the DOM.
   for (const auto& line : {lines[2], lines[3], lines[4], lines[5], lines[6], lines[7], lines[9], lines[11], lines[13],
                            lines[14], lines[17]}) {
-    EXPECT_FALSE(harness::parse_result_line(line).has_value()) << line;
+    EXPECT_FALSE(harness::parse_result_line(harness::mamba_spec(), line).has_value()) << line;
   }
+  const auto& indices = harness::fla_chunk_indices_spec();
+  const std::vector<std::string> pairs = {
+      R"({"chunk_indices":[]})",
+      R"({"id":2,"chunk_indices":[[0,0],[0,1],[1,0]]})",
+      R"({"chunk_indices":[[0,0],[0]]})",
+      R"({"chunk_indices":[[0,0,0]]})",
+      R"({"chunk_indices":[0,0]})",
+      R"({"chunk_indices":[[0,0]],"chunk_offsets":[0,1]})",
+      R"({"chunk_indices":[[0, 0]]})",
+      R"({"chunk_indices":[[2147483648,0]]})",
+      R"({"chunk_offsets":[0,1]})",
+  };
+  for (const auto& line : pairs) expect_agreement(line, indices);
+  EXPECT_TRUE(harness::parse_result_line(indices, pairs[1]).has_value());
+  for (std::size_t i = 2; i < pairs.size(); ++i)
+    EXPECT_FALSE(harness::parse_result_line(indices, pairs[i]).has_value()) << pairs[i];
 }
 
 // The binary answer (int32le): what compute writes is read back exactly, and a
 // header is told from every other line by its own shape only.
 TEST(Int32leAnswer, ReadsBackEveryResultComputeWrites) {
   std::mt19937_64 random(20261204);
-  for (int i = 0; i < 500; ++i) {
-    ChunkMetadata result;
-    for (auto* array : {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices}) {
-      array->resize(random() % 40);
-      for (auto& v : *array) v = static_cast<std::int32_t>(random());  // newline bytes among them too
-    }
+  for (int i = 0; i < 1500; ++i) {
+    const harness::Spec& spec = *harness::all_specs()[i % 3];
+    const Arrays result = random_arrays(spec, random, 40);
     const Json id = i % 5 == 0 ? Json(nullptr) : Json(random() >> (random() % 64));
     const std::string frame = harness::int32le_answer(id, result);
     const auto newline = frame.find('\n');
@@ -233,9 +286,9 @@ TEST(Int32leAnswer, ReadsBackEveryResultComputeWrites) {
     const auto payload_bytes = harness::int32le_payload_bytes(header);
     ASSERT_TRUE(payload_bytes.has_value()) << header;
     ASSERT_EQ(newline + 1 + *payload_bytes, frame.size());
-    const auto read = harness::parse_int32le_answer(header, std::string_view(frame).substr(newline + 1));
+    const auto read = harness::parse_int32le_answer(spec, header, std::string_view(frame).substr(newline + 1));
     ASSERT_TRUE(read.has_value());
-    EXPECT_EQ(read->result, result);
+    EXPECT_EQ(read->arrays, result);
     EXPECT_EQ(read->id, id.is_null() ? std::nullopt : std::optional<std::uint64_t>(id.get<std::uint64_t>()));
   }
 }
@@ -244,7 +297,8 @@ TEST(Int32leAnswer, IsNotSeenInAnyOtherLine) {
   for (const std::string line : {
            R"({"id":1,"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
            R"({"id":1,"failure":{"kind":"raised","summary":"int32le"}})",
-           R"({"id":1,"int32le":[1,2]})",               // two counts
+           R"({"id":1,"int32le":[]})",                  // no counts
+           R"({"id":1,"int32le":[1,2,3,4,5]})",         // more counts than any spec has outputs
            R"({"id":1,"int32le":[1,2,-3]})",            // a negative count
            R"({"id":1,"int32le":[1,2,2147483648]})",    // more entries than an output can have
            R"({"id":-1,"int32le":[1,0,0]})",            // not an id the harness sends
@@ -256,9 +310,15 @@ TEST(Int32leAnswer, IsNotSeenInAnyOtherLine) {
   }
   EXPECT_EQ(harness::int32le_payload_bytes(R"({"id":7,"int32le":[1,0,1]})"), 8u);
   EXPECT_EQ(harness::int32le_payload_bytes(R"({"int32le":[3,2,1]})"), 24u);
-  // A payload of another size than the header gives is no answer.
-  EXPECT_FALSE(harness::parse_int32le_answer(R"({"int32le":[1,0,1]})", std::string(7, '\0')).has_value());
-  EXPECT_FALSE(harness::parse_int32le_answer(R"({"int32le":[1,0,1]})", std::string(9, '\0')).has_value());
+  // A payload of another size than the header gives is no answer, nor one of another spec's shape.
+  const auto& mamba = harness::mamba_spec();
+  const auto& indices = harness::fla_chunk_indices_spec();
+  EXPECT_FALSE(harness::parse_int32le_answer(mamba, R"({"int32le":[1,0,1]})", std::string(7, '\0')).has_value());
+  EXPECT_FALSE(harness::parse_int32le_answer(mamba, R"({"int32le":[1,0,1]})", std::string(9, '\0')).has_value());
+  EXPECT_FALSE(harness::parse_int32le_answer(mamba, R"({"int32le":[2]})", std::string(8, '\0')).has_value());
+  EXPECT_FALSE(harness::parse_int32le_answer(indices, R"({"int32le":[1,0,1]})", std::string(8, '\0')).has_value());
+  EXPECT_FALSE(harness::parse_int32le_answer(indices, R"({"int32le":[3]})", std::string(12, '\0')).has_value());
+  EXPECT_TRUE(harness::parse_int32le_answer(indices, R"({"int32le":[2]})", std::string(8, '\0')).has_value());
 }
 
 }  // namespace

@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Turn a Python function with the engine's signature into a `chunkmeta check` implementation.
+"""Turn a Python function with an engine's signature into a `chunkmeta check` implementation.
 
     chunkmeta check --valid-only --impl "cmd:python3 adapters/python/chunkmeta_adapter.py my_module:my_function"
+    chunkmeta check --spec fla.chunk_indices --valid-only --impl "cmd:python3 adapters/python/chunkmeta_adapter.py fla_index.py:prepare_chunk_indices"
 
-The function is called as
+The function is called as each request's spec has it:
 
-    function(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)
-        -> (cu_chunk_seqlen, seq_idx, last_chunk_indices)
+    mamba (no "spec" in the request):
+        function(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)
+            -> (cu_chunk_seqlen, seq_idx, last_chunk_indices)
+    fla.chunk_indices:  function(cu_seqlens, chunk_size) -> chunk_indices, an N x 2 array
+    fla.chunk_offsets:  function(cu_seqlens, chunk_size) -> chunk_offsets, B + 1 entries
 
-with int32 torch tensors when torch can be imported (else plain lists; --lists or
---torch choose), and may return tensors, lists or anything with .tolist().
+with torch tensors when torch can be imported (else plain lists; --lists or
+--torch choose): int32 for Mamba, and for FLA of the request's "dtype" (int32
+unless it says int64), as the engine holds them. It may return tensors, numpy
+arrays or lists.
 
 TARGET is module:function (the module is imported with the current directory on
 sys.path) or path/to/file.py:function.
@@ -17,9 +23,9 @@ sys.path) or path/to/file.py:function.
 This program speaks the JSON Lines protocol of `chunkmeta compute` (docs/cli.md,
 "The protocol"): one workload per input line, one answer per line in the same order,
 echoing each line's "id"; a result goes as int32 bytes after a header line when the
-harness offers that (CHUNKMETA_ANSWER_ENCODING=int32le). An exception, or a return value that is not three integer
-sequences, is answered with {"failure": {...}} so the harness reports it as a finding
-of that workload (with the traceback) instead of a crash of the whole run.
+harness offers that (CHUNKMETA_ANSWER_ENCODING=int32le). An exception, or a return value
+that is not the spec's outputs, is answered with {"failure": {...}} so the harness reports
+it as a finding of that workload (with the traceback) instead of a crash of the whole run.
 """
 
 import argparse
@@ -31,13 +37,19 @@ import os
 import sys
 import traceback
 
-OUTPUTS = ("cu_chunk_seqlen", "seq_idx", "last_chunk_indices")
+# Each spec's outputs: (name, columns) in order.
+OUTPUTS = {
+    "mamba": (("cu_chunk_seqlen", 1), ("seq_idx", 1), ("last_chunk_indices", 1)),
+    "fla.chunk_indices": (("chunk_indices", 2),),
+    "fla.chunk_offsets": (("chunk_offsets", 1),),
+}
 
 # The harness offers the binary answer (README, "The protocol"): a header line
 # {"id":N,"int32le":[a,b,c]} and the entries as little-endian int32 bytes.
 # Writing a tensor's bytes costs ~20 ns per entry; json.dumps ~200.
 BINARY_OFFERED = os.environ.get("CHUNKMETA_ANSWER_ENCODING") == "int32le"
 LITTLE_ENDIAN = sys.byteorder == "little"
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 
 
 def load_function(target):
@@ -61,7 +73,7 @@ def load_function(target):
 
 
 def choose_arrays(mode):
-    """Returns (description, make) where make(list_of_ints) builds the argument."""
+    """Returns (description, make) where make(list_of_ints, dtype_name) builds the argument."""
     if mode != "lists":
         try:
             import torch
@@ -69,18 +81,26 @@ def choose_arrays(mode):
             if mode == "torch":
                 sys.exit("chunkmeta_adapter: --torch given, but torch cannot be imported")
         else:
-            return "int32 torch tensors", lambda values: torch.tensor(values, dtype=torch.int32)
-    return "lists", list
+            dtypes = {"int32": torch.int32, "int64": torch.int64}
+            return "torch tensors", lambda values, dtype: torch.tensor(values, dtype=dtypes[dtype])
+    return "lists", lambda values, dtype: list(values)
 
 
-def as_int_list(value, name):
-    """The integers of an output, or a sentence saying why it is not one."""
+def as_int_list(value, name, columns):
+    """The integers of an output (rows of pairs flattened), or a sentence saying why it is not one."""
     if hasattr(value, "tolist"):
         value = value.tolist()
     try:
         values = value if type(value) is list else list(value)
     except TypeError:
         return None, f"{name} is {type(value).__name__}, not a sequence"
+    if columns == 2:
+        flat = []
+        for index, row in enumerate(values):
+            if not isinstance(row, (list, tuple)) or len(row) != 2:
+                return None, f"{name}[{index}] is {row!r}, not a pair"
+            flat.extend(row)
+        values = flat
     # The common answer, all plain ints, is checked in one C-level pass: a
     # Python loop here cost ~1 us per entry, more than most functions under test.
     if set(map(type, values)) <= {int}:
@@ -91,18 +111,24 @@ def as_int_list(value, name):
     return values, None
 
 
-def int32le_bytes(value):
+def int32le_bytes(value, columns):
     """An output's entries as little-endian int32 bytes, or None when it is not
     plainly that (then the JSON path answers, and says what is wrong with it)."""
     if not LITTLE_ENDIAN:
         return None
     dtype = str(getattr(value, "dtype", ""))
-    if dtype in ("torch.int32", "int32") and getattr(value, "ndim", 0) == 1:
+    if dtype.replace("torch.", "") in ("int32", "int64") and getattr(value, "ndim", 0) == columns:
         if hasattr(value, "device") and value.device.type != "cpu":
             return None
         if hasattr(value, "numpy"):  # a torch tensor
             value = value.contiguous().numpy()
+        if columns == 2 and value.shape[1] != 2:
+            return None
+        if value.dtype.itemsize == 8 and value.size and (value.min() < INT32_MIN or value.max() > INT32_MAX):
+            return None  # beyond int32: JSON carries the exact value into the report
         return value.astype("<i4", copy=False).tobytes()
+    if columns != 1:
+        return None
     values = value.tolist() if hasattr(value, "tolist") else value
     if type(values) is not list or not set(map(type, values)) <= {int}:
         return None
@@ -122,27 +148,39 @@ def failure(kind, summary, detail=""):
     return {"failure": {"kind": kind, "summary": summary, "detail": detail}}
 
 
+def call(function, make_array, spec, request):
+    """The function's outputs as a tuple, per the request's spec."""
+    if spec == "mamba":
+        computed = request["num_computed_tokens"]
+        return function(request["chunk_size"], len(computed), make_array(computed, "int32"),
+                        make_array(request["query_start_loc"], "int32"))
+    cu_seqlens = make_array(request["cu_seqlens"], request.get("dtype", "int32"))
+    return (function(cu_seqlens, request["chunk_size"]),)
+
+
 def answer(function, make_array, request):
     """The answer as bytes to write (the binary frame) or a JSON object."""
-    computed = request["num_computed_tokens"]
-    starts = request["query_start_loc"]
+    spec = request.get("spec", "mamba")
+    outputs = OUTPUTS.get(spec)
+    if outputs is None:
+        return failure("malformed_output", f"the adapter does not know spec {spec!r}")
     try:
-        result = function(request["chunk_size"], len(computed), make_array(computed), make_array(starts))
+        result = call(function, make_array, spec, request)
     except Exception as error:  # the function's failure is this workload's finding
         return failure("raised", f"raised {type(error).__name__}: {error}", traceback.format_exc())
-    if not isinstance(result, (tuple, list)) or len(result) != 3:
-        return failure("malformed_output", f"returned {type(result).__name__} instead of three sequences",
+    if not isinstance(result, (tuple, list)) or len(result) != len(outputs):
+        return failure("malformed_output", f"returned {type(result).__name__} instead of {len(outputs)} sequences",
                        repr(result)[:400])
     if BINARY_OFFERED:
-        frames = [int32le_bytes(value) for value in result]
+        frames = [int32le_bytes(value, columns) for value, (_, columns) in zip(result, outputs)]
         if all(frame is not None for frame in frames):
             return binary_answer(request.get("id"), frames)
     out = {}
-    for name, value in zip(OUTPUTS, result):
-        values, why = as_int_list(value, name)
+    for value, (name, columns) in zip(result, outputs):
+        values, why = as_int_list(value, name, columns)
         if why:
             return failure("malformed_output", "returned " + why, repr(value)[:400])
-        out[name] = values
+        out[name] = [values[k:k + 2] for k in range(0, len(values), 2)] if columns == 2 else values
     return out
 
 
@@ -181,7 +219,7 @@ def main():
     group.add_argument("--lists", dest="mode", action="store_const", const="lists",
                        help="pass plain lists even when torch is importable")
     group.add_argument("--torch", dest="mode", action="store_const", const="torch",
-                       help="pass int32 torch tensors (fail if torch cannot be imported)")
+                       help="pass torch tensors (fail if torch cannot be imported)")
     args = parser.parse_args()
     function = load_function(args.target)
     description, make_array = choose_arrays(args.mode)

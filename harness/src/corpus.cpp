@@ -22,11 +22,12 @@ std::variant<CorpusEntry, std::string> load_corpus_entry(const std::filesystem::
   const bool wrapped = value.is_object() && value.contains("workload");
   auto workload = parse_workload(wrapped ? value["workload"] : value);
   if (auto* bad = std::get_if<InputError>(&workload)) return path.string() + ": " + bad->message;
-  entry.workload = std::move(std::get<Workload>(workload));
+  entry.spec = std::get<SpecWorkload>(workload).spec;
+  entry.workload = std::move(std::get<SpecWorkload>(workload).workload);
   // A corpus entry stores the reference outcome as "expected"; a report's
   // "expected" may be a relation's prediction, so only corpus entries count.
   if (wrapped && value.value("format", "") == "chunkmeta-corpus/1" && value.contains("expected")) {
-    entry.expected = parse_outcome(value["expected"]);
+    entry.expected = parse_outcome(*entry.spec, value["expected"]);
     if (!entry.expected) return path.string() + ": \"expected\" is not an outcome";
   }
   return entry;
@@ -57,21 +58,26 @@ std::vector<std::filesystem::path> corpus_files_any(const std::vector<std::files
   return expand(inputs, false);
 }
 
-std::vector<Counterexample> replay(const CorpusEntry& entry, const std::vector<Implementation>& implementations) {
+std::vector<Counterexample> replay(const CorpusEntry& entry, std::span<const Implementation> implementations) {
   std::vector<Counterexample> failures;
-  if (entry.expected) {
-    const Outcome today = reference(entry.workload);
-    if (auto finding = compare_outcomes(*entry.expected, today)) {
+  std::vector<Implementation> of_its_spec;
+  for (const auto& implementation : implementations) {
+    if (implementation.spec == entry.spec) of_its_spec.push_back(implementation);
+  }
+  if (entry.expected && !of_its_spec.empty()) {
+    const Outcome today = entry.spec->reference(entry.workload);
+    if (auto finding = compare_outcomes(*entry.spec, *entry.expected, today)) {
       finding->summary = "the reference no longer gives the outcome stored in " + entry.path.filename().string();
       Counterexample cx;
       cx.implementation = "reference";
+      cx.spec = entry.spec;
       cx.property = "stored expectation";
       cx.workload = entry.workload;
       cx.finding = std::move(*finding);
       failures.push_back(std::move(cx));
     }
   }
-  for (auto& cx : check_all(entry.workload, implementations, "replay " + entry.path.filename().string()))
+  for (auto& cx : check_all(entry.workload, of_its_spec, "replay " + entry.path.filename().string()))
     failures.push_back(std::move(cx));
   return failures;
 }

@@ -134,7 +134,7 @@ Workload decode_valid_workload(std::span<const std::uint8_t> bytes) {
 }
 
 std::optional<std::vector<std::uint8_t>> encode_valid_workload(const Workload& w) {
-  if (validate(w)) return std::nullopt;
+  if (validate(view_of(w)) || w.dtype != Dtype::int32) return std::nullopt;
   std::vector<std::uint8_t> out = {1, 0};
   put_varint(out, static_cast<std::uint64_t>(w.chunk_size));
   out.push_back(0);
@@ -147,6 +147,25 @@ std::optional<std::vector<std::uint8_t>> encode_valid_workload(const Workload& w
   }
   if (!(decode_valid_workload(out) == w)) return std::nullopt;
   return out;
+}
+
+Workload decode_valid_cu_seqlens(std::span<const std::uint8_t> bytes) {
+  Workload w = decode_valid_workload(bytes);
+  std::fill(w.num_computed_tokens.begin(), w.num_computed_tokens.end(), 0);
+  w.dtype = !bytes.empty() && (bytes[0] & 0x80) != 0 ? Dtype::int64 : Dtype::int32;
+  return w;
+}
+
+std::optional<std::vector<std::uint8_t>> encode_valid_cu_seqlens(const Workload& w) {
+  if (std::any_of(w.num_computed_tokens.begin(), w.num_computed_tokens.end(), [](std::int64_t c) { return c != 0; }))
+    return std::nullopt;
+  Workload as_int32 = w;
+  as_int32.dtype = Dtype::int32;
+  auto bytes = encode_valid_workload(as_int32);
+  if (!bytes) return std::nullopt;
+  // Byte 0: the first implementation, and the dtype in its top bit.
+  (*bytes)[0] = w.dtype == Dtype::int64 ? 0x80 : 0;
+  return bytes;
 }
 
 Workload decode_any_workload(std::span<const std::uint8_t> bytes) {

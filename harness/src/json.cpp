@@ -11,10 +11,15 @@
 namespace chunkmeta::harness {
 namespace {
 
-constexpr std::array<std::string_view, 3> kWorkloadKeys = {"chunk_size", "num_computed_tokens", "query_start_loc"};
-constexpr std::array<std::string_view, 6> kKnownFields = {"chunk_size",      "num_computed_tokens",
-                                                          "query_start_loc", "cu_chunk_seqlen",
-                                                          "seq_idx",         "last_chunk_indices"};
+// Every field name the library and the protocol use: an Error's field is a
+// view of one of these.
+constexpr std::array<std::string_view, 16> kKnownFields = {
+    "chunk_size",     "num_computed_tokens", "query_start_loc", "cu_seqlens",    "cu_chunk_seqlen", "seq_idx",
+    "last_chunk_indices", "chunk_indices",   "chunk_offsets",   "num_prefills",  "max_tokens",      "max_rows",
+    "max_sequences",  "dtype",               "spec",            "id"};
+
+// Mamba's workloads and answers are spelled as they always were, without "spec".
+bool named_on_the_wire(const Spec& spec) { return &spec != &mamba_spec(); }
 
 Json index_json(std::int64_t index) { return index == Error::kNoIndex ? Json(nullptr) : Json(index); }
 
@@ -77,25 +82,52 @@ std::variant<std::vector<std::int64_t>, InputError> read_array(const Json& v, st
   return values;
 }
 
+// The keys a spec's workload has, in the order they are written.
+std::vector<std::string_view> workload_keys(const Spec& spec) {
+  std::vector<std::string_view> keys;
+  if (named_on_the_wire(spec)) keys.push_back("spec");
+  keys.push_back("chunk_size");
+  if (spec.reads_computed_tokens()) keys.push_back("num_computed_tokens");
+  keys.push_back(spec.offsets_field());
+  if (spec.reads_dtype()) keys.push_back("dtype");
+  return keys;
+}
+
 }  // namespace
 
-Json to_json(const Workload& workload) {
+Json to_json(const Spec& spec, const Workload& workload) {
   Json j = Json::object();
+  if (named_on_the_wire(spec)) j["spec"] = spec.name();
   j["chunk_size"] = workload.chunk_size;
-  j["num_computed_tokens"] = workload.num_computed_tokens;
-  j["query_start_loc"] = workload.query_start_loc;
+  if (spec.reads_computed_tokens()) j["num_computed_tokens"] = workload.num_computed_tokens;
+  j[std::string(spec.offsets_field())] = workload.query_start_loc;
+  if (spec.reads_dtype() && workload.dtype == Dtype::int64) j["dtype"] = to_string(workload.dtype);
   return j;
 }
 
-Json to_json(const ChunkMetadata& result) {
+Json to_json(const Spec& spec, const Arrays& arrays) {
   Json j = Json::object();
-  j["cu_chunk_seqlen"] = result.cu_chunk_seqlen;
-  j["seq_idx"] = result.seq_idx;
-  j["last_chunk_indices"] = result.last_chunk_indices;
+  const auto outputs = spec.outputs();
+  for (std::size_t a = 0; a < outputs.size() && a < arrays.size(); ++a) {
+    const auto& values = arrays[a];
+    if (outputs[a].columns == 1) {
+      j[std::string(outputs[a].name)] = values;
+      continue;
+    }
+    Json rows = Json::array();
+    for (std::size_t k = 0; k < values.size(); k += 2) {
+      Json row = Json::array();
+      for (std::size_t c = k; c < k + 2 && c < values.size(); ++c) row.push_back(values[c]);  // an odd last entry alone
+      rows.push_back(std::move(row));
+    }
+    j[std::string(outputs[a].name)] = std::move(rows);
+  }
   return j;
 }
 
-Json to_json(const Outcome& outcome) { return outcome.ok() ? to_json(outcome.value()) : error_json(outcome.error()); }
+Json to_json(const Spec& spec, const Outcome& outcome) {
+  return outcome.ok() ? to_json(spec, outcome.value()) : error_json(outcome.error());
+}
 
 Json error_json(const Error& error) {
   return error_object(to_string(error.code), error.field, error.index, error.message());
@@ -107,10 +139,11 @@ std::string dump_line(const Json& value) { return value.dump(-1, ' ', false, Jso
 
 namespace {
 
-// Appends "name":[v0,v1,...] (with a leading comma unless first).
+// Appends "name":[v0,v1,...] (with a leading comma unless first); with two
+// columns, [[v0,v1],[v2,v3],...].
 template <typename Int, typename Allocator>
 void append_array(std::string& out, std::string_view name, const std::vector<Int, Allocator>& values,
-                  bool first = false) {
+                  bool first = false, int columns = 1) {
   if (!first) out += ',';
   out += '"';
   out += name;
@@ -118,47 +151,70 @@ void append_array(std::string& out, std::string_view name, const std::vector<Int
   char digits[24];
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out += ',';
+    if (columns == 2 && i % 2 == 0) out += '[';
     const auto end = std::to_chars(digits, digits + sizeof digits, values[i]).ptr;
     out.append(digits, end);
+    if (columns == 2 && (i % 2 == 1 || i + 1 == values.size())) out += ']';
   }
   out += ']';
 }
 
 }  // namespace
 
-std::string result_line(const Json& id, const ChunkMetadata& result) {
+std::string result_line(const Json& id, const Spec& spec, const Arrays& arrays) {
+  std::size_t entries = 0;
+  for (const auto& array : arrays) entries += array.size();
   std::string out;
-  out.reserve(64 + 12 * (result.cu_chunk_seqlen.size() + result.seq_idx.size() + result.last_chunk_indices.size()));
+  out.reserve(64 + 12 * entries);
   out += '{';
   if (!id.is_null()) out += "\"id\":" + dump_line(id) + ',';
-  append_array(out, "cu_chunk_seqlen", result.cu_chunk_seqlen, true);
-  append_array(out, "seq_idx", result.seq_idx);
-  append_array(out, "last_chunk_indices", result.last_chunk_indices);
+  const auto outputs = spec.outputs();
+  for (std::size_t a = 0; a < outputs.size() && a < arrays.size(); ++a)
+    append_array(out, outputs[a].name, arrays[a], a == 0, outputs[a].columns);
   out += '}';
   return out;
 }
 
-std::string request_line(std::uint64_t id, const Workload& workload) {
+std::string request_line(std::uint64_t id, const Spec& spec, const Workload& workload) {
   std::string out;
   out.reserve(64 + 12 * (workload.num_computed_tokens.size() + workload.query_start_loc.size()));
-  out += "{\"id\":" + std::to_string(id) + ",\"chunk_size\":" + std::to_string(workload.chunk_size);
-  append_array(out, "num_computed_tokens", workload.num_computed_tokens);
-  append_array(out, "query_start_loc", workload.query_start_loc);
+  out += "{\"id\":" + std::to_string(id);
+  if (named_on_the_wire(spec)) {
+    out += ",\"spec\":\"";
+    out += spec.name();
+    out += '"';
+  }
+  out += ",\"chunk_size\":" + std::to_string(workload.chunk_size);
+  if (spec.reads_computed_tokens()) append_array(out, "num_computed_tokens", workload.num_computed_tokens);
+  append_array(out, spec.offsets_field(), workload.query_start_loc);
+  if (spec.reads_dtype() && workload.dtype == Dtype::int64) out += ",\"dtype\":\"int64\"";
   out += '}';
   return out;
 }
 
-std::variant<Workload, InputError> parse_workload(const Json& value) {
+std::variant<SpecWorkload, InputError> parse_workload(const Json& value) {
   if (!value.is_object())
     return input_error("wrong_type", "", Error::kNoIndex, "a workload must be a JSON object, not " + type_name(value));
-  for (const auto& [key, unused] : value.items()) {
-    bool known = false;
-    for (auto name : kWorkloadKeys) known = known || key == name;
-    if (!known)
-      return input_error("unknown_key", key, Error::kNoIndex,
-                         "unknown key \"" + key + "\"; a workload has chunk_size, num_computed_tokens, query_start_loc");
+  const Spec* spec = &mamba_spec();
+  if (value.contains("spec")) {
+    const Json& named = value["spec"];
+    if (!named.is_string())
+      return input_error("wrong_type", "spec", Error::kNoIndex, "spec must be a string, not " + type_name(named));
+    spec = find_spec(named.get<std::string>());
+    if (spec == nullptr)
+      return input_error("unknown_spec", "spec", Error::kNoIndex,
+                         "unknown spec \"" + named.get<std::string>() + "\"; the specs are " + spec_names());
   }
-  for (auto name : kWorkloadKeys) {
+  const auto keys = workload_keys(*spec);
+  for (const auto& [key, unused] : value.items()) {
+    if (key == "spec" || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    std::string listed;
+    for (auto name : keys) listed += (listed.empty() ? "" : ", ") + std::string(name);
+    return input_error("unknown_key", key, Error::kNoIndex,
+                       "unknown key \"" + key + "\"; a " + std::string(spec->name()) + " workload has " + listed);
+  }
+  for (auto name : keys) {
+    if (name == "spec" || name == "dtype") continue;  // optional
     if (!value.contains(name))
       return input_error("missing_key", std::string(name), Error::kNoIndex, "the key \"" + std::string(name) + "\" is missing");
   }
@@ -166,13 +222,24 @@ std::variant<Workload, InputError> parse_workload(const Json& value) {
   auto chunk = read_integer(value["chunk_size"], "chunk_size", Error::kNoIndex);
   if (auto* bad = std::get_if<InputError>(&chunk)) return std::move(*bad);
   workload.chunk_size = std::get<std::int64_t>(chunk);
-  auto computed = read_array(value["num_computed_tokens"], "num_computed_tokens");
-  if (auto* bad = std::get_if<InputError>(&computed)) return std::move(*bad);
-  workload.num_computed_tokens = std::move(std::get<0>(computed));
-  auto starts = read_array(value["query_start_loc"], "query_start_loc");
+  if (spec->reads_computed_tokens()) {
+    auto computed = read_array(value["num_computed_tokens"], "num_computed_tokens");
+    if (auto* bad = std::get_if<InputError>(&computed)) return std::move(*bad);
+    workload.num_computed_tokens = std::move(std::get<0>(computed));
+  }
+  auto starts = read_array(value[std::string(spec->offsets_field())], spec->offsets_field());
   if (auto* bad = std::get_if<InputError>(&starts)) return std::move(*bad);
   workload.query_start_loc = std::move(std::get<0>(starts));
-  return workload;
+  if (!spec->reads_computed_tokens())
+    workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+  if (spec->reads_dtype() && value.contains("dtype")) {
+    const Json& dtype = value["dtype"];
+    const auto parsed = dtype.is_string() ? parse_dtype(dtype.get<std::string>()) : std::nullopt;
+    if (!parsed)
+      return input_error("wrong_type", "dtype", Error::kNoIndex, "dtype must be \"int32\" or \"int64\", not " + dtype.dump());
+    workload.dtype = *parsed;
+  }
+  return SpecWorkload{spec, std::move(workload)};
 }
 
 namespace {
@@ -239,7 +306,7 @@ std::variant<Json, InputError> parse_json_line(std::string_view line) {
 
 }  // namespace
 
-std::variant<Workload, InputError> parse_workload_line(std::string_view line) {
+std::variant<SpecWorkload, InputError> parse_workload_line(std::string_view line) {
   auto value = parse_json_line(line);
   if (auto* bad = std::get_if<InputError>(&value)) return std::move(*bad);
   return parse_workload(std::get<Json>(value));
@@ -268,128 +335,89 @@ std::optional<std::string_view> known_field(std::string_view name) {
   return std::nullopt;
 }
 
-namespace {
-
-// SAX events of one result line; returning false stops the parse (the line is
-// then not one this fast path reads).
-class ResultLineReader final : public nlohmann::json_sax<Json> {
- public:
-  ResultLine line;
-
-  bool complete() const { return seen_ == 0b111 && depth_ == 0; }
-
-  bool null() override { return false; }
-  bool boolean(bool) override { return false; }
-  bool number_integer(number_integer_t value) override { return add(value); }
-  bool number_unsigned(number_unsigned_t value) override {
-    if (depth_ == 1 && key_ == Key::id && !line.id) {
-      line.id = value;
-      key_ = Key::none;
-      return true;
-    }
-    return value <= static_cast<number_unsigned_t>(std::numeric_limits<std::int32_t>::max()) &&
-           add(static_cast<number_integer_t>(value));
-  }
-  bool number_float(number_float_t, const string_t&) override { return false; }
-  bool string(string_t&) override { return false; }
-  bool binary(binary_t&) override { return false; }
-  bool start_object(std::size_t) override { return depth_++ == 0; }
-  bool end_object() override { return --depth_ == 0; }
-  bool start_array(std::size_t) override {
-    if (depth_ != 1 || target_ == nullptr) return false;
-    ++depth_;
-    return true;
-  }
-  bool end_array() override {
-    --depth_;
-    target_ = nullptr;
-    key_ = Key::none;
-    return true;
-  }
-  bool key(string_t& name) override {
-    static constexpr std::array<std::string_view, 3> arrays = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
-    Int32Array* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
-                                             &line.result.last_chunk_indices};
-    if (name == "id") {
-      key_ = Key::id;
-      return !line.id;
-    }
-    for (std::size_t i = 0; i < arrays.size(); ++i) {
-      if (name != arrays[i]) continue;
-      if (seen_ & (1u << i)) return false;  // repeated: the DOM keeps the last, leave it to the DOM
-      seen_ |= 1u << i;
-      target_ = targets[i];
-      target_->clear();  // ChunkMetadata starts with cu_chunk_seqlen = {0}
-      key_ = Key::array;
-      return true;
-    }
-    return false;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  enum class Key { none, id, array };
-  bool add(number_integer_t value) {
-    if (depth_ != 2 || target_ == nullptr) return false;
-    if (value < std::numeric_limits<std::int32_t>::min() || value > std::numeric_limits<std::int32_t>::max())
-      return false;
-    target_->push_back(static_cast<std::int32_t>(value));
-    return true;
-  }
-  int depth_ = 0;
-  unsigned seen_ = 0;
-  Key key_ = Key::none;
-  Int32Array* target_ = nullptr;
-};
-
-}  // namespace
-
 // The compact lines chunkmeta's own writers produce (result_line,
-// request_line): no whitespace, plain integers, each key at most once, in any
+// request_line, and Python's json.dumps with compact separators): no
+// whitespace, plain integers, plain strings, each key at most once, in any
 // order. Anything else (including what it could read but would rather not,
-// such as -0 or a leading zero) is left to the DOM or SAX readers, which are
-// the reference this is tested against.
+// such as -0 or a leading zero) is left to the DOM, which is the definition
+// this is fuzzed against.
 class CompactLine {
  public:
   explicit CompactLine(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
 
-  std::optional<ResultLine> read_result() {
+  std::optional<ResultLine> read_result(const Spec& spec) {
     ResultLine line;
+    const auto outputs = spec.outputs();
+    line.arrays.resize(outputs.size());
+    unsigned seen = 0;
+    const unsigned all = (1u << outputs.size()) - 1;
     const bool read = read_object([&](std::string_view key) -> unsigned {
       if (key == "id") return read_id(line.id) ? kIdBit : 0;
-      if (key == "cu_chunk_seqlen") return read_array(line.result.cu_chunk_seqlen) ? 1 : 0;
-      if (key == "seq_idx") return read_array(line.result.seq_idx) ? 2 : 0;
-      if (key == "last_chunk_indices") return read_array(line.result.last_chunk_indices) ? 4 : 0;
+      for (std::size_t a = 0; a < outputs.size(); ++a) {
+        if (key != outputs[a].name) continue;
+        return read_array(line.arrays[a], outputs[a].columns) ? 1u << a : 0;
+      }
       return 0;
-    });
-    if (!read) return std::nullopt;
+    }, seen);
+    if (!read || (seen & all) != all) return std::nullopt;
     return line;
   }
 
-  // A request with an unsigned id (or none) and the three workload keys.
+  // A request with an unsigned id (or none), an optional spec, and that spec's keys.
   std::optional<Request> read_request() {
     std::optional<std::uint64_t> id;
+    std::string_view spec_name;
+    std::string_view dtype_name;
     Workload workload;
+    std::vector<std::int64_t> offsets;
+    bool has_offsets_of_fla = false;
+    unsigned seen = 0;
     const bool read = read_object([&](std::string_view key) -> unsigned {
       if (key == "id") return read_id(id) ? kIdBit : 0;
-      if (key == "chunk_size") return read_integer(workload.chunk_size) ? 1 : 0;
-      if (key == "num_computed_tokens") return read_array(workload.num_computed_tokens) ? 2 : 0;
-      if (key == "query_start_loc") return read_array(workload.query_start_loc) ? 4 : 0;
+      if (key == "spec") return read_plain_string(spec_name) ? kSpecBit : 0;
+      if (key == "chunk_size") return read_integer(workload.chunk_size) ? kChunkBit : 0;
+      if (key == "num_computed_tokens") return read_array(workload.num_computed_tokens) ? kComputedBit : 0;
+      if (key == "query_start_loc") return read_array(workload.query_start_loc) ? kStartsBit : 0;
+      if (key == "cu_seqlens") {
+        has_offsets_of_fla = true;
+        return read_array(offsets) ? kCuSeqlensBit : 0;
+      }
+      if (key == "dtype") return read_plain_string(dtype_name) ? kDtypeBit : 0;
       return 0;
-    });
+    }, seen);
     if (!read) return std::nullopt;
-    return Request{id ? Json(*id) : Json(nullptr), std::move(workload)};
+    const Spec* spec = (seen & kSpecBit) != 0 ? find_spec(spec_name) : &mamba_spec();
+    if (spec == nullptr) return std::nullopt;
+    // Exactly the spec's keys (dtype optional), else the DOM words the error.
+    unsigned wanted = kChunkBit | (spec->reads_computed_tokens() ? kComputedBit : 0u) |
+                      (spec->offsets_field() == "cu_seqlens" ? kCuSeqlensBit : kStartsBit);
+    const unsigned optional = kIdBit | kSpecBit | (spec->reads_dtype() ? kDtypeBit : 0u);
+    if ((seen & ~optional) != wanted) return std::nullopt;
+    if ((seen & kDtypeBit) != 0) {
+      const auto dtype = parse_dtype(dtype_name);
+      if (!dtype) return std::nullopt;
+      workload.dtype = *dtype;
+    }
+    if (has_offsets_of_fla) workload.query_start_loc = std::move(offsets);
+    if (!spec->reads_computed_tokens())
+      workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+    return Request{id ? Json(*id) : Json(nullptr), spec, std::move(workload)};
   }
 
  private:
-  static constexpr unsigned kIdBit = 8;  // the optional key; bits 1, 2 and 4 are the three required ones
+  static constexpr unsigned kIdBit = 1u << 8;
+  static constexpr unsigned kSpecBit = 1u << 9;
+  static constexpr unsigned kChunkBit = 1u << 10;
+  static constexpr unsigned kComputedBit = 1u << 11;
+  static constexpr unsigned kStartsBit = 1u << 12;
+  static constexpr unsigned kCuSeqlensBit = 1u << 13;
+  static constexpr unsigned kDtypeBit = 1u << 14;
 
   // {"key":value,...} with each key at most once: `read_value` reads the value
   // of `key` and returns its bit, or 0 for an unknown key or a value it cannot
-  // read. True when the object ends the text and holds the three required keys.
+  // read. True when the object ends the text; `seen` holds the keys' bits.
   template <typename ReadValue>
-  bool read_object(ReadValue read_value) {
-    unsigned seen = 0;
+  bool read_object(ReadValue read_value, unsigned& seen) {
     if (!take('{')) return false;
     for (bool first = true; !take('}'); first = false) {
       if (!first && !take(',')) return false;
@@ -397,7 +425,7 @@ class CompactLine {
       if (bit == 0 || (seen & bit) != 0) return false;
       seen |= bit;
     }
-    return p_ == end_ && (seen & 7) == 7;
+    return p_ == end_;
   }
   bool read_id(std::optional<std::uint64_t>& id) {
     std::uint64_t value = 0;
@@ -410,12 +438,19 @@ class CompactLine {
     ++p_;
     return true;
   }
-  std::string_view read_key() {
-    if (!take('"')) return {};
+  // A string of printable ASCII without escapes.
+  bool read_plain_string(std::string_view& text) {
+    if (!take('"')) return false;
     const char* start = p_;
-    while (p_ != end_ && *p_ != '"' && *p_ != '\\') ++p_;
-    const std::string_view key(start, static_cast<std::size_t>(p_ - start));
-    if (!take('"') || !take(':')) return {};
+    while (p_ != end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20 &&
+           static_cast<unsigned char>(*p_) < 0x7f)
+      ++p_;
+    text = std::string_view(start, static_cast<std::size_t>(p_ - start));
+    return take('"');
+  }
+  std::string_view read_key() {
+    std::string_view key;
+    if (!read_plain_string(key) || !take(':')) return {};
     return key;
   }
   // Digits without a leading zero (a lone 0 is fine).
@@ -425,6 +460,7 @@ class CompactLine {
   bool read_unsigned(std::uint64_t& value) {
     const auto [next, error] = std::from_chars(p_, end_, value);
     if (error != std::errc() || !plain_digits(p_, next)) return false;
+    if (next != end_ && (*next == '.' || *next == 'e' || *next == 'E')) return false;
     p_ = next;
     return true;
   }
@@ -438,15 +474,21 @@ class CompactLine {
     p_ = next;
     return true;
   }
+  // [v, ...], or with two columns [[a, b], ...].
   template <typename Int, typename Allocator>
-  bool read_array(std::vector<Int, Allocator>& values) {
-    values.clear();  // a default ChunkMetadata or Workload is not empty
+  bool read_array(std::vector<Int, Allocator>& values, int columns = 1) {
+    values.clear();  // a default Workload is not empty
     if (!take('[')) return false;
     if (take(']')) return true;
     do {
-      Int value = 0;
-      if (!read_integer(value)) return false;
-      values.push_back(value);
+      if (columns == 2 && !take('[')) return false;
+      for (int c = 0; c < columns; ++c) {
+        if (c > 0 && !take(',')) return false;
+        Int value = 0;
+        if (!read_integer(value)) return false;
+        values.push_back(value);
+      }
+      if (columns == 2 && !take(']')) return false;
     } while (take(','));
     return take(']');
   }
@@ -457,18 +499,21 @@ class CompactLine {
 
 Request parse_request_dom(std::string_view line) {
   auto value = parse_json_line(line);
-  if (auto* bad = std::get_if<InputError>(&value)) return {Json(nullptr), std::move(*bad)};
+  if (auto* bad = std::get_if<InputError>(&value)) return {Json(nullptr), nullptr, std::move(*bad)};
   Json& object = std::get<Json>(value);
   Json id = nullptr;
   if (object.is_object() && object.contains("id")) {
     // Echoed as it is, so only what the protocol allows: an unsigned integer.
     if (!object["id"].is_number_unsigned())
-      return {Json(nullptr), input_error("wrong_type", "id", Error::kNoIndex,
-                                         "id must be an unsigned integer, not " + type_name(object["id"]))};
+      return {Json(nullptr), nullptr,
+              input_error("wrong_type", "id", Error::kNoIndex, "id must be an unsigned integer, not " + type_name(object["id"]))};
     id = object["id"];
     object.erase("id");
   }
-  return {std::move(id), parse_workload(object)};
+  auto parsed = parse_workload(object);
+  if (auto* bad = std::get_if<InputError>(&parsed)) return {std::move(id), nullptr, std::move(*bad)};
+  auto& read = std::get<SpecWorkload>(parsed);
+  return {std::move(id), read.spec, std::move(read.workload)};
 }
 
 Request parse_request_line(std::string_view line) {
@@ -477,19 +522,16 @@ Request parse_request_line(std::string_view line) {
   return parse_request_dom(line);
 }
 
-std::optional<ResultLine> parse_result_line(std::string_view line) {
-  if (auto compact = CompactLine(line).read_result()) return compact;
-  ResultLineReader reader;
-  if (!Json::sax_parse(line, &reader) || !reader.complete()) return std::nullopt;
-  return std::move(reader.line);
+std::optional<ResultLine> parse_result_line(const Spec& spec, std::string_view line) {
+  return CompactLine(line).read_result(spec);
 }
 
 namespace {
 
-// The header's id (if an unsigned one) and its three counts; nullopt if `line` is no header.
+// The header's id (if an unsigned one) and its counts; nullopt if `line` is no header.
 struct Int32leHeader {
   std::optional<std::uint64_t> id;
-  std::size_t counts[3] = {0, 0, 0};
+  std::vector<std::size_t> counts;
 };
 
 std::optional<Int32leHeader> read_int32le_header(std::string_view line) {
@@ -499,12 +541,12 @@ std::optional<Int32leHeader> read_int32le_header(std::string_view line) {
   const Json value = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!value.is_object() || value.size() > 2 || !value.contains(kInt32le)) return std::nullopt;
   const Json& counts = value[std::string(kInt32le)];
-  if (!counts.is_array() || counts.size() != 3) return std::nullopt;
+  if (!counts.is_array() || counts.empty() || counts.size() > 4) return std::nullopt;
   Int32leHeader header;
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (!counts[i].is_number_unsigned() || counts[i].get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxValue))
+  for (const Json& count : counts) {
+    if (!count.is_number_unsigned() || count.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxValue))
       return std::nullopt;
-    header.counts[i] = counts[i].get<std::size_t>();
+    header.counts.push_back(count.get<std::size_t>());
   }
   if (value.size() == 2) {
     if (!value.contains("id") || !value["id"].is_number_unsigned()) return std::nullopt;
@@ -513,24 +555,31 @@ std::optional<Int32leHeader> read_int32le_header(std::string_view line) {
   return header;
 }
 
+std::size_t payload_bytes(const Int32leHeader& header) {
+  std::size_t entries = 0;
+  for (auto count : header.counts) entries += count;
+  return 4 * entries;
+}
+
 }  // namespace
 
 std::optional<std::size_t> int32le_payload_bytes(std::string_view line) {
   const auto header = read_int32le_header(line);
   if (!header) return std::nullopt;
-  return 4 * (header->counts[0] + header->counts[1] + header->counts[2]);
+  return payload_bytes(*header);
 }
 
-std::optional<ResultLine> parse_int32le_answer(std::string_view header_line, std::string_view payload) {
+std::optional<ResultLine> parse_int32le_answer(const Spec& spec, std::string_view header_line, std::string_view payload) {
   const auto header = read_int32le_header(header_line);
-  if (!header || payload.size() != 4 * (header->counts[0] + header->counts[1] + header->counts[2])) return std::nullopt;
+  const auto outputs = spec.outputs();
+  if (!header || header->counts.size() != outputs.size() || payload.size() != payload_bytes(*header)) return std::nullopt;
   ResultLine line;
   line.id = header->id;
-  Int32Array* targets[3] = {&line.result.cu_chunk_seqlen, &line.result.seq_idx,
-                                           &line.result.last_chunk_indices};
+  line.arrays.resize(outputs.size());
   const char* at = payload.data();
-  for (std::size_t a = 0; a < 3; ++a) {
-    auto& values = *targets[a];
+  for (std::size_t a = 0; a < outputs.size(); ++a) {
+    if (header->counts[a] % static_cast<std::size_t>(outputs[a].columns) != 0) return std::nullopt;
+    auto& values = line.arrays[a];
     values.resize(header->counts[a]);
     if (values.empty()) continue;  // memcpy is not given the null pointers of empty arrays
     if constexpr (std::endian::native == std::endian::little) {
@@ -547,8 +596,7 @@ std::optional<ResultLine> parse_int32le_answer(std::string_view header_line, std
   return line;
 }
 
-std::string int32le_answer(const Json& id, const ChunkMetadata& result) {
-  const Int32Array* arrays[3] = {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices};
+std::string int32le_answer(const Json& id, const Arrays& arrays) {
   std::string out = "{";
   if (!id.is_null()) {
     out += "\"id\":";
@@ -556,16 +604,16 @@ std::string int32le_answer(const Json& id, const ChunkMetadata& result) {
     out += ',';
   }
   out += "\"int32le\":[";
-  for (std::size_t a = 0; a < 3; ++a) {
+  for (std::size_t a = 0; a < arrays.size(); ++a) {
     if (a > 0) out += ',';
-    out += std::to_string(arrays[a]->size());
+    out += std::to_string(arrays[a].size());
   }
   out += "]}\n";
-  for (const auto* values : arrays) {
+  for (const auto& values : arrays) {
     if constexpr (std::endian::native == std::endian::little) {
-      out.append(reinterpret_cast<const char*>(values->data()), 4 * values->size());
+      out.append(reinterpret_cast<const char*>(values.data()), 4 * values.size());
     } else {
-      for (std::int32_t v : *values) {
+      for (std::int32_t v : values) {
         for (int b = 0; b < 4; ++b) out += static_cast<char>((static_cast<std::uint32_t>(v) >> (8 * b)) & 0xff);
       }
     }
@@ -573,7 +621,7 @@ std::string int32le_answer(const Json& id, const ChunkMetadata& result) {
   return out;
 }
 
-std::optional<Outcome> parse_outcome(const Json& value) {
+std::optional<Outcome> parse_outcome(const Spec& spec, const Json& value) {
   if (!value.is_object()) return std::nullopt;
   if (value.contains("error")) {
     const Json& e = value["error"];
@@ -586,23 +634,40 @@ std::optional<Outcome> parse_outcome(const Json& value) {
     return Outcome(error);
   }
   // Entries must be integers that fit the int32 outputs; anything else is not an outcome.
-  const auto int32_array = [&](std::string_view key) -> std::optional<Int32Array> {
-    if (!value.contains(key)) return std::nullopt;
-    auto wide = read_array(value[key], key);
+  const auto fits = [](std::int64_t v) {
+    return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+  };
+  const auto one_column = [&](const Json& array, std::string_view key) -> std::optional<Int32Array> {
+    auto wide = read_array(array, key);
     if (std::holds_alternative<InputError>(wide)) return std::nullopt;
     Int32Array narrow;
     for (auto v : std::get<0>(wide)) {
-      if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) return std::nullopt;
+      if (!fits(v)) return std::nullopt;
       narrow.push_back(static_cast<std::int32_t>(v));
     }
     return narrow;
   };
-  auto cu = int32_array("cu_chunk_seqlen");
-  auto seq = int32_array("seq_idx");
-  auto last = int32_array("last_chunk_indices");
-  if (!cu || !seq || !last) return std::nullopt;
-  ChunkMetadata result{std::move(*cu), std::move(*seq), std::move(*last)};
-  return Outcome(std::move(result));
+  Arrays arrays;
+  for (const auto& output : spec.outputs()) {
+    if (!value.contains(output.name)) return std::nullopt;
+    const Json& array = value[std::string(output.name)];
+    if (output.columns == 1) {
+      auto values = one_column(array, output.name);
+      if (!values) return std::nullopt;
+      arrays.push_back(std::move(*values));
+      continue;
+    }
+    if (!array.is_array()) return std::nullopt;
+    Int32Array flat;
+    for (const Json& row : array) {
+      if (!row.is_array() || row.size() != static_cast<std::size_t>(output.columns)) return std::nullopt;
+      auto values = one_column(row, output.name);
+      if (!values) return std::nullopt;
+      flat.insert(flat.end(), values->begin(), values->end());
+    }
+    arrays.push_back(std::move(flat));
+  }
+  return Outcome(std::move(arrays));
 }
 
 }  // namespace chunkmeta::harness

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/spec.hpp"
 #include "chunkmeta/plugin.h"
 
 namespace chunkmeta::harness {
@@ -13,8 +14,8 @@ namespace {
 
 constexpr std::int32_t kGuard = 0x7A7A7A7A;
 constexpr std::size_t kGuardWords = 16;
-// Sizes a plugin may ask for: the library's own cap on chunks, plus one.
-constexpr std::int64_t kLargestBuffer = Limits::kDefaultMaxChunks + 1;
+// Sizes a plugin may ask for: the library's own cap on chunks, two entries a chunk, plus one.
+constexpr std::int64_t kLargestBuffer = 2 * Limits::kDefaultMaxChunks + 1;
 // Buffers offered for a workload whose size the library cannot tell (invalid input).
 constexpr std::int64_t kDefaultCapacity = 64;
 
@@ -36,63 +37,56 @@ Misbehaviour broke_abi(const std::string& what) {
   return Misbehaviour{FindingKind::malformed_output, "broke the plugin ABI: " + what, {}};
 }
 
-Answer call_plugin(const chunkmeta_implementation_v1& impl, const Workload& w) {
-  const chunkmeta_workload_v1 input{w.chunk_size, w.num_computed_tokens.data(),
-                                    static_cast<std::int64_t>(w.num_computed_tokens.size()), w.query_start_loc.data(),
-                                    static_cast<std::int64_t>(w.query_start_loc.size())};
-  GuardedBuffer buffers[3];
-  const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
-  const auto sizes = output_sizes(view_of(w));
-  std::int64_t capacity[3] = {kDefaultCapacity, kDefaultCapacity, kDefaultCapacity};
-  if (sizes.ok()) {
-    capacity[0] = sizes.value().cu_chunk_seqlen;
-    capacity[1] = sizes.value().seq_idx;
-    capacity[2] = sizes.value().last_chunk_indices;
-  }
+// The ABI's common protocol, for either version: buffers sized from the
+// spec (or a default for invalid input), guard words checked, a refusal read
+// as an Error, one regrowth when the plugin asks for more.
+// `call(buffers, sizes, error_code, error_field, error_index)` runs compute.
+template <typename Call>
+Answer call_with_buffers(const Spec& spec, const Workload& w, Call&& call) {
+  const auto outputs = spec.outputs();
+  const std::size_t count = outputs.size();
+  std::vector<GuardedBuffer> buffers(count);
+  std::vector<std::int64_t> capacity(count, kDefaultCapacity);
+  if (const auto entries = spec.output_entries(w)) capacity = *entries;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    for (int b = 0; b < 3; ++b) buffers[b].reset(capacity[b]);
-    chunkmeta_output_v1 out{};
-    out.cu_chunk_seqlen = buffers[0].storage.data();
-    out.cu_chunk_seqlen_capacity = capacity[0];
-    out.seq_idx = buffers[1].storage.data();
-    out.seq_idx_capacity = capacity[1];
-    out.last_chunk_indices = buffers[2].storage.data();
-    out.last_chunk_indices_capacity = capacity[2];
-    out.error_index = -1;
-    const int status = impl.compute(&input, &out);
-    const std::int64_t reported[3] = {out.cu_chunk_seqlen_size, out.seq_idx_size, out.last_chunk_indices_size};
-    for (int b = 0; b < 3; ++b) {
+    for (std::size_t b = 0; b < count; ++b) buffers[b].reset(capacity[b]);
+    std::vector<std::int64_t> reported(count, 0);
+    const char* error_code = nullptr;
+    const char* error_field = nullptr;
+    std::int64_t error_index = -1;
+    const int status = call(buffers, reported, error_code, error_field, error_index);
+    for (std::size_t b = 0; b < count; ++b) {
       if (!buffers[b].guard_intact())
-        return broke_abi(std::string("wrote past the end of ") + names[b] + " (capacity " +
+        return broke_abi(std::string("wrote past the end of ") + std::string(outputs[b].name) + " (capacity " +
                          std::to_string(capacity[b]) + ")");
     }
     switch (status) {
       case CHUNKMETA_OK: {
-        ChunkMetadata result;
-        Int32Array* arrays[3] = {&result.cu_chunk_seqlen, &result.seq_idx, &result.last_chunk_indices};
-        for (int b = 0; b < 3; ++b) {
+        Arrays arrays(count);
+        for (std::size_t b = 0; b < count; ++b) {
           if (reported[b] < 0 || reported[b] > capacity[b])
             return broke_abi(std::string("reported ") + std::to_string(reported[b]) + " entries written to " +
-                             names[b] + ", whose capacity is " + std::to_string(capacity[b]));
-          arrays[b]->assign(buffers[b].storage.begin(), buffers[b].storage.begin() + reported[b]);
+                             std::string(outputs[b].name) + ", whose capacity is " + std::to_string(capacity[b]));
+          arrays[b].assign(buffers[b].storage.begin(), buffers[b].storage.begin() + reported[b]);
         }
-        return Outcome(std::move(result));
+        return Outcome(std::move(arrays));
       }
       case CHUNKMETA_REJECTED: {
-        const auto code = out.error_code ? parse_error_code(out.error_code) : std::nullopt;
+        const auto code = error_code ? parse_error_code(error_code) : std::nullopt;
         if (!code)
           return broke_abi(std::string("rejected the workload with error code ") +
-                           (out.error_code ? "\"" + std::string(out.error_code) + "\"" : "NULL") +
+                           (error_code ? "\"" + std::string(error_code) + "\"" : "NULL") +
                            ", which is not one of chunkmeta's codes");
-        const auto field = out.error_field ? known_field(out.error_field) : std::nullopt;
-        return Outcome(Error{*code, field.value_or(""), out.error_index < 0 ? Error::kNoIndex : out.error_index, 0, 0});
+        const auto field = error_field ? known_field(error_field) : std::nullopt;
+        return Outcome(Error{*code, field.value_or(""), error_index < 0 ? Error::kNoIndex : error_index, 0, 0});
       }
       case CHUNKMETA_BUFFER_TOO_SMALL: {
         bool grew = false;
-        for (int b = 0; b < 3; ++b) {
+        for (std::size_t b = 0; b < count; ++b) {
           if (reported[b] < 0 || reported[b] > kLargestBuffer)
-            return broke_abi(std::string("asked for ") + std::to_string(reported[b]) + " entries of " + names[b] +
-                             " (at most " + std::to_string(kLargestBuffer) + " are offered)");
+            return broke_abi(std::string("asked for ") + std::to_string(reported[b]) + " entries of " +
+                             std::string(outputs[b].name) + " (at most " + std::to_string(kLargestBuffer) +
+                             " are offered)");
           grew = grew || reported[b] > capacity[b];
           capacity[b] = std::max(capacity[b], reported[b]);
         }
@@ -106,38 +100,109 @@ Answer call_plugin(const chunkmeta_implementation_v1& impl, const Workload& w) {
   return broke_abi("said its buffers were too small again after they were grown to the sizes it asked for");
 }
 
+Answer call_v1(const chunkmeta_implementation_v1& impl, const Workload& w) {
+  const chunkmeta_workload_v1 input{w.chunk_size, w.num_computed_tokens.data(),
+                                    static_cast<std::int64_t>(w.num_computed_tokens.size()), w.query_start_loc.data(),
+                                    static_cast<std::int64_t>(w.query_start_loc.size())};
+  return call_with_buffers(mamba_spec(), w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
+                                                const char*& code, const char*& field, std::int64_t& index) {
+    chunkmeta_output_v1 out{};
+    out.cu_chunk_seqlen = buffers[0].storage.data();
+    out.cu_chunk_seqlen_capacity = buffers[0].capacity;
+    out.seq_idx = buffers[1].storage.data();
+    out.seq_idx_capacity = buffers[1].capacity;
+    out.last_chunk_indices = buffers[2].storage.data();
+    out.last_chunk_indices_capacity = buffers[2].capacity;
+    out.error_index = -1;
+    const int status = impl.compute(&input, &out);
+    sizes = {out.cu_chunk_seqlen_size, out.seq_idx_size, out.last_chunk_indices_size};
+    code = out.error_code;
+    field = out.error_field;
+    index = out.error_index;
+    return status;
+  });
+}
+
+Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const Workload& w) {
+  const std::string spec_name(spec.name());
+  const chunkmeta_workload_v2 input{spec_name.c_str(),
+                                    w.chunk_size,
+                                    spec.reads_computed_tokens() ? w.num_computed_tokens.data() : nullptr,
+                                    spec.reads_computed_tokens() ? static_cast<std::int64_t>(w.num_computed_tokens.size()) : 0,
+                                    w.query_start_loc.data(),
+                                    static_cast<std::int64_t>(w.query_start_loc.size()),
+                                    w.dtype == Dtype::int64 ? 64u : 32u};
+  return call_with_buffers(spec, w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
+                                        const char*& code, const char*& field, std::int64_t& index) {
+    chunkmeta_output_v2 out{};
+    for (std::size_t b = 0; b < buffers.size(); ++b) {
+      out.arrays[b] = buffers[b].storage.data();
+      out.capacities[b] = buffers[b].capacity;
+    }
+    out.error_index = -1;
+    const int status = impl.compute(&input, &out);
+    for (std::size_t b = 0; b < buffers.size(); ++b) sizes[b] = out.sizes[b];
+    code = out.error_code;
+    field = out.error_field;
+    index = out.error_index;
+    return status;
+  });
+}
+
 }  // namespace
 
-std::variant<std::vector<Implementation>, std::string> load_plugin(const std::string& spec) {
-  const auto hash = spec.rfind('#');
-  const std::string path = hash == std::string::npos ? spec : spec.substr(0, hash);
-  const std::string wanted = hash == std::string::npos ? "" : spec.substr(hash + 1);
+std::variant<std::vector<Implementation>, std::string> load_plugin(const std::string& text) {
+  const auto hash = text.rfind('#');
+  const std::string path = hash == std::string::npos ? text : text.substr(0, hash);
+  const std::string wanted = hash == std::string::npos ? "" : text.substr(hash + 1);
   // Kept loaded for the life of the process: implementations point into it.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return "cannot load plugin " + path + ": " + dlerror();
-  void* symbol = dlsym(handle, CHUNKMETA_PLUGIN_ENTRY_V1);
-  if (symbol == nullptr)
-    return "plugin " + path + " does not export " + CHUNKMETA_PLUGIN_ENTRY_V1 + " (see <chunkmeta/plugin.h>)";
-  const auto entry = reinterpret_cast<chunkmeta_plugin_entry_v1>(symbol);
-  const chunkmeta_plugin_v1* table = entry();
-  if (table == nullptr) return "plugin " + path + ": " + CHUNKMETA_PLUGIN_ENTRY_V1 + "() returned NULL";
-  if (table->abi_version != CHUNKMETA_PLUGIN_ABI_VERSION)
-    return "plugin " + path + " speaks ABI version " + std::to_string(table->abi_version) + "; this chunkmeta speaks " +
-           std::to_string(CHUNKMETA_PLUGIN_ABI_VERSION);
   std::vector<Implementation> found;
   std::string names;
-  for (std::uint32_t i = 0; i < table->implementation_count; ++i) {
-    const chunkmeta_implementation_v1* impl = &table->implementations[i];
-    const std::string name = impl->name ? impl->name : "";
+  const auto offer = [&](const char* name_text, const char* description, const Spec& spec, std::uint32_t flags,
+                         std::function<Answer(const Workload&)> compute) {
+    const std::string name = name_text ? name_text : "";
     names += (names.empty() ? "" : ", ") + name;
-    if (!wanted.empty() && name != wanted) continue;
-    if (impl->compute == nullptr) return "plugin " + path + ": implementation " + name + " has no compute function";
+    if (!wanted.empty() && name != wanted) return;
     Implementation out;
     out.name = "plugin:" + path + "#" + name;
-    out.description = impl->description ? impl->description : "";
-    out.rejects_invalid_input = (impl->flags & CHUNKMETA_REJECTS_INVALID_INPUT) != 0;
-    out.compute = [impl](const Workload& w) { return call_plugin(*impl, w); };
+    out.description = description ? description : "";
+    out.spec = &spec;
+    out.rejects_invalid_input = (flags & CHUNKMETA_REJECTS_INVALID_INPUT) != 0;
+    out.compute = std::move(compute);
     found.push_back(std::move(out));
+  };
+  if (void* v2 = dlsym(handle, CHUNKMETA_PLUGIN_ENTRY_V2)) {
+    const chunkmeta_plugin_v2* table = reinterpret_cast<chunkmeta_plugin_entry_v2>(v2)();
+    if (table == nullptr) return "plugin " + path + ": " + CHUNKMETA_PLUGIN_ENTRY_V2 + "() returned NULL";
+    if (table->abi_version != CHUNKMETA_PLUGIN_ABI_VERSION_2)
+      return "plugin " + path + " says ABI version " + std::to_string(table->abi_version) + " from " +
+             CHUNKMETA_PLUGIN_ENTRY_V2 + "; this chunkmeta reads version 2 there";
+    for (std::uint32_t i = 0; i < table->implementation_count; ++i) {
+      const chunkmeta_implementation_v2* impl = &table->implementations[i];
+      const Spec* spec = find_spec(impl->spec ? impl->spec : "");
+      if (spec == nullptr)
+        return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " computes spec \"" +
+               (impl->spec ? impl->spec : "NULL") + "\", which is not one of " + spec_names();
+      if (impl->compute == nullptr) return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " has no compute function";
+      offer(impl->name, impl->description, *spec, impl->flags,
+            [impl, spec](const Workload& w) { return call_v2(*impl, *spec, w); });
+    }
+  } else if (void* v1 = dlsym(handle, CHUNKMETA_PLUGIN_ENTRY_V1)) {
+    const chunkmeta_plugin_v1* table = reinterpret_cast<chunkmeta_plugin_entry_v1>(v1)();
+    if (table == nullptr) return "plugin " + path + ": " + CHUNKMETA_PLUGIN_ENTRY_V1 + "() returned NULL";
+    if (table->abi_version != CHUNKMETA_PLUGIN_ABI_VERSION)
+      return "plugin " + path + " speaks ABI version " + std::to_string(table->abi_version) + "; this chunkmeta speaks " +
+             std::to_string(CHUNKMETA_PLUGIN_ABI_VERSION);
+    for (std::uint32_t i = 0; i < table->implementation_count; ++i) {
+      const chunkmeta_implementation_v1* impl = &table->implementations[i];
+      if (impl->compute == nullptr) return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " has no compute function";
+      offer(impl->name, impl->description, mamba_spec(), impl->flags, [impl](const Workload& w) { return call_v1(*impl, w); });
+    }
+  } else {
+    return "plugin " + path + " exports neither " + CHUNKMETA_PLUGIN_ENTRY_V2 + " nor " + CHUNKMETA_PLUGIN_ENTRY_V1 +
+           " (see <chunkmeta/plugin.h>)";
   }
   if (found.empty()) {
     if (wanted.empty()) return "plugin " + path + " offers no implementation";

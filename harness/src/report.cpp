@@ -1,7 +1,5 @@
 #include "chunkmeta/harness/report.hpp"
 
-#include "chunkmeta/harness/shrink.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -59,23 +57,22 @@ std::string indented(const std::string& label, const std::string& text) {
 constexpr std::size_t kShownEntries = 100000;
 constexpr std::size_t kKeptEntries = 1000000;  // in a corpus entry's "expected"
 
-std::size_t entries(const Outcome& outcome) {
-  if (!outcome.ok()) return 0;
-  const auto& r = outcome.value();
-  return r.cu_chunk_seqlen.size() + r.seq_idx.size() + r.last_chunk_indices.size();
-}
+std::size_t entries(const Spec& spec, const Outcome& outcome) { return outcome.ok() ? spec.entries(outcome.value()) : 0; }
 
-std::string omitted(const Outcome& outcome) {
-  const auto& r = outcome.value();
+std::string omitted(const Spec& spec, const Outcome& outcome) {
   std::ostringstream text;
-  text << "(" << r.seq_idx.size() << " chunks, " << r.last_chunk_indices.size()
-       << " rows: too large to show; replay the workload to print it)";
+  text << "(";
+  const auto outputs = spec.outputs();
+  for (std::size_t a = 0; a < outputs.size() && a < outcome.value().size(); ++a)
+    text << (a ? ", " : "") << outputs[a].name << ": " << outcome.value()[a].size() / outputs[a].columns
+         << (outputs[a].columns > 1 ? " rows" : " entries");
+  text << ": too large to show; replay the workload to print it)";
   return text.str();
 }
 
-Json outcome_for_report(const Outcome& outcome) {
-  if (entries(outcome) <= kShownEntries) return to_json(outcome);
-  return Json{{"omitted", omitted(outcome)}};
+Json outcome_for_report(const Spec& spec, const Outcome& outcome) {
+  if (entries(spec, outcome) <= kShownEntries) return to_json(spec, outcome);
+  return Json{{"omitted", omitted(spec, outcome)}};
 }
 
 // Terminal text for long arrays: a 32,769-row workload is one screenful, not
@@ -141,8 +138,8 @@ std::string text_of(const Json& j, bool& shortened) {
   return out;
 }
 
-std::string outcome_text(const Outcome& outcome, bool& shortened) {
-  return entries(outcome) <= kShownEntries ? text_of(to_json(outcome), shortened) : omitted(outcome);
+std::string outcome_text(const Spec& spec, const Outcome& outcome, bool& shortened) {
+  return entries(spec, outcome) <= kShownEntries ? text_of(to_json(spec, outcome), shortened) : omitted(spec, outcome);
 }
 
 }  // namespace
@@ -169,23 +166,23 @@ std::string content_name(std::span<const std::uint8_t> bytes) {
   return os.str();
 }
 
-std::string content_name(const Workload& workload) {
-  const std::string text = to_json(workload).dump();
+std::string content_name(const Spec& spec, const Workload& workload) {
+  const std::string text = to_json(spec, workload).dump();
   return content_name(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
 }
 
-Json corpus_entry(const Workload& workload, const std::string& origin) {
+Json corpus_entry(const Spec& spec, const Workload& workload, const std::string& origin) {
   Json j = Json::object();
   j["format"] = "chunkmeta-corpus/1";
   j["origin"] = origin;
-  j["workload"] = to_json(workload);
-  const Outcome expected = reference(workload);
+  j["workload"] = to_json(spec, workload);
+  const Outcome expected = spec.reference(workload);
   // A reference output of millions of entries would be hundreds of megabytes
   // of JSON; such an entry still replays (against today's reference).
-  if (entries(expected) <= kKeptEntries) {
-    j["expected"] = to_json(expected);
+  if (entries(spec, expected) <= kKeptEntries) {
+    j["expected"] = to_json(spec, expected);
   } else {
-    j["expected_omitted"] = omitted(expected);
+    j["expected_omitted"] = omitted(spec, expected);
   }
   return j;
 }
@@ -200,66 +197,79 @@ std::string& program_path() {
 void set_program(std::string path) { program_path() = std::move(path); }
 const std::string& program() { return program_path(); }
 
-std::string replay_command(const std::string& implementation, const std::filesystem::path& file) {
-  return shell_quote(program()) + " replay --impl " + shell_quote(implementation) + " " + shell_quote(file.string());
+std::string replay_command(const Spec& spec, const std::string& implementation, const std::filesystem::path& file) {
+  // A Python function has no name the CLI resolves: its replay is chunkmeta.replay(), which check() prints.
+  if (implementation.rfind("python:", 0) == 0) return "";
+  const std::string named = &spec == &mamba_spec() ? "" : " --spec " + std::string(spec.name());
+  return shell_quote(program()) + " replay" + named + " --impl " + shell_quote(implementation) + " " +
+         shell_quote(file.string());
 }
 
 Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files) {
+  const Spec& spec = *cx.spec;
   Json j = Json::object();
   j["format"] = "chunkmeta-report/1";
+  j["spec"] = spec.name();
   j["implementation"] = cx.implementation;
   j["property"] = cx.property;
   j["finding"] = to_string(cx.finding.kind);
   j["summary"] = cx.finding.summary;
-  j["workload"] = to_json(cx.workload);
-  j["rows"] = cx.workload.num_computed_tokens.size();
+  j["workload"] = to_json(spec, cx.workload);
+  j["rows"] = cx.workload.rows();
   if (!cx.status.empty()) j["status"] = cx.status;
-  if (cx.finding.expected) j["expected"] = outcome_for_report(*cx.finding.expected);
-  if (cx.finding.actual) j["actual"] = outcome_for_report(*cx.finding.actual);
+  if (!cx.duplicate_of.empty()) j["duplicate_of"] = cx.duplicate_of;
+  if (cx.finding.expected) j["expected"] = outcome_for_report(spec, *cx.finding.expected);
+  if (cx.finding.actual) j["actual"] = outcome_for_report(spec, *cx.finding.actual);
   j["first_divergence"] = cx.finding.divergence ? divergence_json(*cx.finding.divergence) : Json(nullptr);
   j["invariant"] = cx.finding.invariant ? invariant_json(*cx.finding.invariant) : Json(nullptr);
   if (!cx.finding.detail.empty()) j["detail"] = cx.finding.detail;
   if (!cx.related.empty()) {
     Json related = Json::array();
     for (const auto& r : cx.related) {
+      const Spec& of = r.spec != nullptr ? *r.spec : spec;
       Json item = Json::object();
       item["role"] = r.role;
-      item["workload"] = to_json(r.workload);
-      if (r.actual) item["actual"] = outcome_for_report(*r.actual);
+      item["workload"] = to_json(of, r.workload);
+      if (r.actual) item["actual"] = outcome_for_report(of, *r.actual);
       related.push_back(std::move(item));
     }
     j["related"] = std::move(related);
   }
-  Json rc = Json::object();
-  rc["seed"] = cx.seed ? Json(*cx.seed) : Json(nullptr);
-  rc["reproduce"] = cx.reproduce;
-  rc["cases_before_failure"] = cx.cases_before_failure;
-  rc["rerun"] = cx.rerun_command;
-  j["rapidcheck"] = std::move(rc);
+  Json run = Json::object();
+  run["seed"] = cx.seed ? Json(*cx.seed) : Json(nullptr);
+  run["reproduce"] = cx.reproduce;
+  run["cases_before_failure"] = cx.cases_before_failure;
+  run["rerun"] = cx.rerun_command;
+  j["run"] = std::move(run);
   if (files) {
     j["corpus_entry"] = files->corpus_entry.string();
-    j["replay"] = replay_command(cx.implementation, files->corpus_entry);
+    if (auto replay = replay_command(spec, cx.implementation, files->corpus_entry); !replay.empty()) j["replay"] = replay;
   }
   return j;
 }
 
 std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& files) {
+  const Spec& spec = *cx.spec;
   bool shortened = false;
   std::ostringstream os;
-  os << "COUNTEREXAMPLE  implementation " << cx.implementation << ", property " << cx.property << "\n"
+  os << "COUNTEREXAMPLE  implementation " << cx.implementation << ", property " << cx.property;
+  if (&spec != &mamba_spec()) os << ", spec " << spec.name();
+  os << "\n"
      << "  finding:   " << to_string(cx.finding.kind) << ": " << cx.finding.summary << "\n"
-     << "  workload:  " << text_of(to_json(cx.workload), shortened) << "\n";
+     << "  workload:  " << text_of(to_json(spec, cx.workload), shortened) << "\n";
   if (!cx.status.empty()) {
-    const auto rows = cx.workload.num_computed_tokens.size();
+    const auto rows = cx.workload.rows();
     os << "  status:    " << cx.status << " (" << rows << (rows == 1 ? " row" : " rows") << ")\n";
   }
+  if (!cx.duplicate_of.empty()) os << "  the same bug as property " << cx.duplicate_of << " reports\n";
   for (const auto& r : cx.related) {
-    os << "  " << r.role << ": " << text_of(to_json(r.workload), shortened) << "\n";
-    if (r.actual) os << "    its output: " << outcome_text(*r.actual, shortened) << "\n";
+    const Spec& of = r.spec != nullptr ? *r.spec : spec;
+    os << "  " << r.role << ": " << text_of(to_json(of, r.workload), shortened) << "\n";
+    if (r.actual) os << "    its output: " << outcome_text(of, *r.actual, shortened) << "\n";
   }
-  if (cx.finding.expected) os << "  expected:  " << outcome_text(*cx.finding.expected, shortened) << "\n";
+  if (cx.finding.expected) os << "  expected:  " << outcome_text(spec, *cx.finding.expected, shortened) << "\n";
   if (cx.finding.actual) {
-    os << "  actual:    " << outcome_text(*cx.finding.actual, shortened) << "\n";
+    os << "  actual:    " << outcome_text(spec, *cx.finding.actual, shortened) << "\n";
   } else if (is_misbehaviour(cx.finding.kind)) {
     os << "  actual:    (no answer)\n";
   }
@@ -270,104 +280,34 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   if (cx.finding.divergence) os << "  first divergence: " << *cx.finding.divergence << "\n";
   if (cx.finding.invariant) os << "  " << *cx.finding.invariant << "\n";
   if (!cx.finding.detail.empty()) os << indented("  detail:    ", cx.finding.detail);
+  if (cx.finding.kind == FindingKind::accepted_invalid) {
+    // The contract of an engine function: its callers validate; say how to check it so.
+    os << "  note:      an engine function whose callers validate its input is checked with valid workloads\n"
+       << "             only: --valid-only (chunkmeta check), valid_only=True (chunkmeta.check); a plugin\n"
+       << "             says it by leaving out CHUNKMETA_REJECTS_INVALID_INPUT\n";
+  }
   if (cx.seed) os << "  seed:      " << *cx.seed << " (after " << cx.cases_before_failure << " passing cases)\n";
-  if (!cx.reproduce.empty()) os << "  reproduce: RC_PARAMS=\"" << cx.reproduce << "\"\n";
+  if (!cx.reproduce.empty()) os << "  reproduce: " << cx.reproduce << "\n";
   if (!cx.rerun_command.empty()) os << "  rerun:     " << cx.rerun_command << "\n";
   if (files) {
     os << "  report:    " << files->report.string() << "\n"
-       << "  corpus:    " << files->corpus_entry.string() << "  (copy into corpus/regressions/ to keep it)\n"
-       << "  replay:    " << replay_command(cx.implementation, files->corpus_entry) << "\n";
+       << "  corpus:    " << files->corpus_entry.string() << "  (copy into corpus/regressions/ to keep it)\n";
+    if (auto replay = replay_command(spec, cx.implementation, files->corpus_entry); !replay.empty())
+      os << "  replay:    " << replay << "\n";
   }
   return os.str();
 }
 
-namespace {
-
-// check_all's body over any sequence of implementations.
-template <typename Implementations>
-std::vector<Counterexample> check_each(const Workload& workload, const Implementations& implementations,
-                                       std::string_view property, bool reference_invariants = true) {
-  std::vector<Counterexample> failures;
-  const Outcome expected = reference(workload);
-  const std::optional<InvariantViolation> expected_violation =
-      expected.ok() && reference_invariants ? check_invariants(workload, expected.value()) : std::nullopt;
-  // An implementation that takes valid workloads only (an engine function) is
-  // sent none the reference refuses: invalid input is outside its contract, and
-  // a workload above the library's size cap has no answer to compare with.
-  const bool refused = !expected.ok();
-  for (const Implementation& implementation : implementations) {
-    if (refused && !implementation.rejects_invalid_input) continue;
-    if (auto finding = judge(workload, implementation.compute(workload), expected, &expected_violation)) {
-      Counterexample cx;
-      cx.implementation = implementation.name;
-      cx.property = property;
-      cx.workload = workload;
-      cx.finding = std::move(*finding);
-      failures.push_back(std::move(cx));
-    }
-  }
-  return failures;
-}
-
-}  // namespace
-
-std::vector<Counterexample> check_all(const Workload& workload, const std::vector<Implementation>& implementations,
-                                      const std::string& property) {
-  return check_each(workload, implementations, property);
-}
-
-std::vector<Counterexample> check_one(const Workload& workload, const Implementation& implementation,
-                                      std::string_view property, bool reference_invariants) {
-  return check_each(workload, std::span<const Implementation>(&implementation, 1), property, reference_invariants);
-}
-
-std::vector<Counterexample> shrink_failure(const Workload& found, const std::vector<Implementation>& implementations,
-                                           const std::string& property, ShrinkOptions options,
-                                           const std::function<void(const Counterexample&)>& on_smaller) {
-  const auto failures = check_all(found, implementations, property);
-  if (failures.empty() || validate(found)) return failures;
-  // The implementations that failed, and how: a candidate counts only if one of
-  // them fails it the same way (a crash that shrinks into a wrong answer is another bug).
-  std::vector<std::pair<const Implementation*, FindingKind>> failing;
-  for (const auto& cx : failures) {
-    for (const auto& impl : implementations) {
-      if (impl.name == cx.implementation) failing.emplace_back(&impl, cx.finding.kind);
-    }
-  }
-  Counterexample latest;  // the latest failing candidate's first failure
-  latest.property = property;
-  const auto first_failing = [&](std::span<const Workload> candidates) -> std::optional<std::size_t> {
-    std::vector<std::vector<Answer>> answers;
-    for (const auto& [impl, kind] : failing) answers.push_back(answer_all(*impl, candidates));
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      const Outcome expected = reference(candidates[i]);
-      for (std::size_t k = 0; k < failing.size(); ++k) {
-        auto finding = judge(candidates[i], answers[k][i], expected);
-        if (!finding || finding->kind != failing[k].second) continue;
-        latest.implementation = failing[k].first->name;
-        latest.workload = candidates[i];
-        latest.finding = std::move(*finding);
-        return i;
-      }
-    }
-    return std::nullopt;
-  };
-  if (on_smaller) options.on_smaller = [&](const Workload&) { on_smaller(latest); };
-  const Shrunk shrunk = shrink_batched(found, first_failing, options);
-  auto smallest = check_all(shrunk.workload, implementations, property);
-  for (auto& cx : smallest) cx.status = shrunk.minimal ? kMinimal : "not fully shrunk (stopped after " +
-                                                                        std::to_string(shrunk.accepted) + " steps)";
-  return smallest;
-}
-
-void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input) {
+void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input,
+                      std::string_view target) {
   if (failures.empty()) return;
   for (const auto& cx : failures) std::fprintf(stderr, "%s", render(cx).c_str());
   std::fprintf(stderr, "input (%zu bytes):", input.size());
   for (auto byte : input) std::fprintf(stderr, " %02x", byte);
   const char* plugin = std::getenv("CHUNKMETA_FUZZ_PLUGIN");
   const std::string impl = plugin != nullptr && *plugin != '\0' ? " --impl " + shell_quote(std::string("plugin:") + plugin) : "";
-  std::fprintf(stderr, "\nShrink it to a report: chunkmeta fuzz-shrink%s <crash file>\n", impl.c_str());
+  std::fprintf(stderr, "\nShrink it to a report: chunkmeta fuzz-shrink --target %.*s%s <crash file>\n",
+               static_cast<int>(target.size()), target.data(), impl.c_str());
   std::abort();
 }
 
@@ -378,7 +318,7 @@ std::filesystem::path default_report_dir() {
 
 std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const std::filesystem::path& dir,
                                                  std::string* error, bool with_corpus_entry) {
-  const std::string name = content_name(cx.workload);
+  const std::string name = content_name(*cx.spec, cx.workload);
   WrittenFiles files{dir / (safe_file_part(cx.implementation) + "-" + safe_file_part(cx.property) + "-" + name +
                             ".report.json"),
                      dir / "corpus" / (name + ".json")};
@@ -400,7 +340,7 @@ std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const
     files.corpus_entry.clear();
     return write(files.report, to_json(cx)) ? std::optional(files) : std::nullopt;
   }
-  if (!write(files.corpus_entry, corpus_entry(cx.workload, origin))) return std::nullopt;
+  if (!write(files.corpus_entry, corpus_entry(*cx.spec, cx.workload, origin))) return std::nullopt;
   if (!write(files.report, to_json(cx, files))) return std::nullopt;
   return files;
 }

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "chunkmeta/chunkmeta.hpp"
+#include "chunkmeta/harness/spec.hpp"
 
 namespace chunkmeta::harness {
 namespace {
@@ -23,7 +24,7 @@ std::int64_t new_tokens(const Workload& w, std::size_t row) {
 
 // Removes rows [first, first + count), closing the gap in query_start_loc.
 Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
-  Workload out{w.chunk_size, {}, {w.query_start_loc[0]}};
+  Workload out{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype};
   for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
     if (row >= first && row < first + count) continue;
     out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
@@ -98,10 +99,14 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
 
   // Smaller chunk sizes, unless they would multiply the output.
   // A smaller chunk size may multiply the chunks by 4 per step, but never past
-  // kHugeOutputChunks: repeated, 4x per step once took a 64-chunk failure to
-  // 42 million chunks, and seconds per candidate.
+  // 65,536 (or the failure's own count, if larger): repeated, 4x per step once
+  // took a 64-chunk failure to 42 million chunks, and seconds per candidate;
+  // an FLA length near 2^31 at C = 2^20 went to a million chunks, each
+  // candidate half a second through a Python function.
+  constexpr std::int64_t kLargestGrownOutput = std::int64_t{1} << 16;
   const std::int64_t current = sizes.ok() ? sizes.value().num_chunks() : 0;
-  const std::int64_t budget = std::min(std::max<std::int64_t>(4096, 4 * current), std::max(current, kHugeOutputChunks));
+  const std::int64_t budget =
+      std::min(std::max<std::int64_t>(4096, 4 * current), std::max(current, kLargestGrownOutput));
   for (std::int64_t chunk : towards(w.chunk_size, 1)) {
     const ShrinkStep step{Kind::set_chunk_size, 0, 0, chunk};
     const auto sizes = output_sizes(view_of(apply(w, step)));
@@ -117,6 +122,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
     for (std::int64_t value : towards(c, 0)) steps.push_back({Kind::set_computed, row, 0, value});
     for (std::int64_t tokens : towards(new_tokens(w, row), 0)) steps.push_back({Kind::set_new_tokens, row, 0, tokens});
   }
+  if (w.dtype == Dtype::int64) steps.push_back({Kind::narrow_dtype, 0, 0, 0});
   return steps;
 }
 
@@ -125,7 +131,7 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   switch (step.kind) {
     case Kind::remove_rows: return without_rows(w, step.row, step.count);
     case Kind::clear_rows: {
-      Workload cleared{w.chunk_size, {}, {w.query_start_loc[0]}};
+      Workload cleared{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype};
       for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
         const bool clear = row >= step.row && row < step.row + step.count;
         cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
@@ -144,6 +150,11 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
       Workload smaller = w;
       smaller.chunk_size = step.value;
       return smaller;
+    }
+    case Kind::narrow_dtype: {
+      Workload narrower = w;
+      narrower.dtype = Dtype::int32;
+      return narrower;
     }
     case Kind::set_computed: {
       Workload smaller = w;
@@ -173,6 +184,7 @@ std::vector<ShrinkStep> shrink_steps_resuming(const Workload& workload, const Sh
       case Kind::set_chunk_size: return std::tuple<int, std::int64_t, std::int64_t>{2, 0, 0};
       case Kind::set_computed:
       case Kind::set_new_tokens: return std::tuple<int, std::int64_t, std::int64_t>{3, static_cast<std::int64_t>(step.row), 0};
+      case Kind::narrow_dtype: return std::tuple<int, std::int64_t, std::int64_t>{4, 0, 0};
     }
     return std::tuple<int, std::int64_t, std::int64_t>{0, 0, 0};
   };
@@ -213,6 +225,47 @@ Shrunk shrink_batched(Workload workload,
   result.workload = std::move(workload);
   result.minimal = true;
   return result;
+}
+
+std::vector<Counterexample> shrink_failure(const Workload& found, std::span<const Implementation> implementations,
+                                           const std::string& property, ShrinkOptions options,
+                                           const std::function<void(const Counterexample&)>& on_smaller) {
+  const auto failures = check_all(found, implementations, property);
+  if (failures.empty() || failures.front().spec->validate(found)) return failures;
+  // The implementations that failed, and how: a candidate counts only if one of
+  // them fails it the same way (a crash that shrinks into a wrong answer is another bug).
+  std::vector<std::pair<const Implementation*, FindingKind>> failing;
+  for (const auto& cx : failures) {
+    for (const auto& impl : implementations) {
+      if (impl.name == cx.implementation) failing.emplace_back(&impl, cx.finding.kind);
+    }
+  }
+  const Spec& spec = *failures.front().spec;
+  Counterexample latest;  // the latest failing candidate's first failure
+  latest.spec = &spec;
+  latest.property = property;
+  const auto first_failing = [&](std::span<const Workload> candidates) -> std::optional<std::size_t> {
+    std::vector<std::vector<Answer>> answers;
+    for (const auto& [impl, kind] : failing) answers.push_back(answer_all(*impl, candidates));
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const Outcome expected = spec.reference(candidates[i]);
+      for (std::size_t k = 0; k < failing.size(); ++k) {
+        auto finding = judge(spec, candidates[i], answers[k][i], expected);
+        if (!finding || finding->kind != failing[k].second) continue;
+        latest.implementation = failing[k].first->name;
+        latest.workload = candidates[i];
+        latest.finding = std::move(*finding);
+        return i;
+      }
+    }
+    return std::nullopt;
+  };
+  if (on_smaller) options.on_smaller = [&](const Workload&) { on_smaller(latest); };
+  const Shrunk shrunk = shrink_batched(found, first_failing, options);
+  auto smallest = check_all(shrunk.workload, implementations, property);
+  for (auto& cx : smallest) cx.status = shrunk.minimal ? kMinimal : "not fully shrunk (stopped after " +
+                                                                        std::to_string(shrunk.accepted) + " steps)";
+  return smallest;
 }
 
 }  // namespace chunkmeta::harness

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <utility>
 
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/spec.hpp"
 
 namespace chunkmeta::harness {
 namespace {
@@ -121,6 +124,50 @@ Frame first_frame(std::string_view buffer, std::size_t from) {
   return frame;
 }
 
+// The read end of a pipe whose write end only this process holds (close-on-
+// exec, never closed): when this process ends, however it ends (a SIGKILL from
+// a CI runner's time limit included), every guard sees end-of-file on it and
+// kills the implementation it guards. -1 if the pipe could not be made.
+int lifeline() {
+  static const int read_end = [] {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) return -1;
+    return ends[0];  // the write end, ends[1], stays open in this process only
+  }();
+  return read_end;
+}
+
+// Runs in the forked guard, the process group's leader: waits for the
+// implementation (`child`), then ends the way it ended; or, when the harness
+// is gone (end-of-file on the lifeline, fd 3), kills the whole group.
+// Only async-signal-safe calls: the harness forked it with threads running.
+[[noreturn]] void guard(pid_t child) {
+  constexpr int kLifeline = 3;
+  const int child_fd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
+  while (true) {
+    pollfd watched[2] = {{kLifeline, POLLIN, 0}, {child_fd, POLLIN, 0}};
+    // Without pidfds (kernels before 5.3), the child's end is polled for.
+    const int ready = poll(watched, child_fd >= 0 ? 2 : 1, child_fd >= 0 ? -1 : 20);
+    if (ready > 0 && watched[0].revents != 0) kill(0, SIGKILL);  // the harness is gone: the group goes too
+    int status = 0;
+    if (waitpid(child, &status, child_fd >= 0 ? 0 : WNOHANG) == child) {
+      if (WIFSIGNALED(status)) {
+        // The same signal, without a core file, so the harness reads the same status.
+        const rlimit no_core{0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        signal(WTERMSIG(status), SIG_DFL);
+        sigset_t unblocked;
+        sigemptyset(&unblocked);
+        sigaddset(&unblocked, WTERMSIG(status));
+        sigprocmask(SIG_UNBLOCK, &unblocked, nullptr);
+        kill(getpid(), WTERMSIG(status));
+        _exit(128 + WTERMSIG(status));
+      }
+      _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    }
+  }
+}
+
 // The environment of every program started: ours, offering the binary answer.
 std::vector<std::string> child_environment() {
   std::vector<std::string> variables;
@@ -136,6 +183,7 @@ std::vector<std::string> child_environment() {
 
 struct Subprocess::State {
   SubprocessOptions options;
+  const Spec* spec = nullptr;  // what the program is asked to compute
   SubprocessStats stats;
   pid_t pid = -1;
   int to_child = -1;    // its stdin
@@ -154,8 +202,10 @@ struct Subprocess::State {
   // start-up (Python + torch: seconds), which is not a hang: it gets the whole timeout.
   bool awaiting_first_answer = false;
 
+  bool shrinking = false;  // set by the run loop while it shrinks a failure
+
   double timeout() const {
-    if (!hung_before || awaiting_first_answer) return options.timeout_seconds;
+    if ((!hung_before && !shrinking) || awaiting_first_answer) return options.timeout_seconds;
     return std::min(options.timeout_seconds, std::max(0.5, 10 * slowest_answer));
   }
   enum class Ids { unknown, echoed, absent } ids = Ids::unknown;
@@ -183,6 +233,7 @@ struct Subprocess::State {
     std::vector<char*> envp;
     for (const auto& variable : environment) envp.push_back(const_cast<char*>(variable.c_str()));
     envp.push_back(nullptr);
+    const int life = lifeline();
     const pid_t child = fork();
     if (child < 0) {
       start_error = std::string("cannot fork: ") + std::strerror(errno);
@@ -190,12 +241,24 @@ struct Subprocess::State {
       return std::nullopt;
     }
     if (child == 0) {
-      setpgid(0, 0);  // its own group, so a kill reaches whatever the shell started
+      // The guard: leader of a group of its own (a kill reaches whatever the
+      // shell starts), holding nothing but the lifeline: every other inherited
+      // descriptor is closed, so no other implementation's pipe stays open here.
+      setpgid(0, 0);
       dup2(in[0], STDIN_FILENO);
       dup2(out[1], STDOUT_FILENO);
       dup2(err[1], STDERR_FILENO);
-      execle("/bin/sh", "sh", "-c", options.command.c_str(), static_cast<char*>(nullptr), envp.data());
-      _exit(127);
+      if (life >= 0) dup2(life, 3);
+      syscall(SYS_close_range, life >= 0 ? 4 : 3, ~0U, 0);
+      const pid_t implementation = fork();
+      if (implementation == 0) {
+        if (life >= 0) close(3);
+        execle("/bin/sh", "sh", "-c", options.command.c_str(), static_cast<char*>(nullptr), envp.data());
+        _exit(127);
+      }
+      for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) close(fd);
+      if (implementation < 0) _exit(127);
+      guard(implementation);
     }
     setpgid(child, child);
     close(in[0]);
@@ -221,7 +284,7 @@ struct Subprocess::State {
   // Sends the warm-up line to a new process (best effort: a pipe of a fresh
   // process has room for one short line).
   void send_warm_up(const Child& child) {
-    const std::string line = request_line(next_id++, Workload{1, {0}, {0, 0}}) + '\n';
+    const std::string line = encode(Workload{1, {0}, {0, 0}}, next_id++);
     if (write(child.to_child, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return;
   }
 
@@ -410,9 +473,9 @@ struct Subprocess::State {
       inbuf.append(buf, static_cast<std::size_t>(got));
       if (const Frame frame = first_frame(inbuf, 0); frame.end != 0) {
         const std::string_view text(inbuf);
-        const auto answer = frame.binary ? parse_int32le_answer(text.substr(0, frame.newline),
+        const auto answer = frame.binary ? parse_int32le_answer(*spec, text.substr(0, frame.newline),
                                                                 text.substr(frame.newline + 1, frame.end - frame.newline - 1))
-                                         : parse_result_line(text.substr(0, frame.newline));
+                                         : parse_result_line(*spec, text.substr(0, frame.newline));
         inbuf.erase(0, frame.end);
         inbuf_scanned = 0;
         // Any other answer first: the due answer came late (slow, not skipping).
@@ -423,12 +486,13 @@ struct Subprocess::State {
   }
 
   std::string encode(const Workload& w, std::uint64_t id) const {
-    return request_line(id, w) + '\n';
+    return request_line(id, *spec, w) + '\n';
   }
 };
 
-Subprocess::Subprocess(SubprocessOptions options) : state_(std::make_unique<State>()) {
+Subprocess::Subprocess(SubprocessOptions options, const Spec& spec) : state_(std::make_unique<State>()) {
   state_->options = std::move(options);
+  state_->spec = &spec;
 }
 
 Subprocess::~Subprocess() {
@@ -445,6 +509,8 @@ void Subprocess::start_in_background() {
     s.spares.push_back(*child);
   }
 }
+
+void Subprocess::set_shrinking(bool shrinking) { state_->shrinking = shrinking; }
 
 const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }
 const SubprocessOptions& Subprocess::options() const noexcept { return state_->options; }
@@ -486,10 +552,10 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     std::optional<std::uint64_t> id;
     std::optional<Answer> answer;
     // The common answers, without a DOM.
-    if (auto result = payload ? parse_int32le_answer(line, *payload) : parse_result_line(line)) {
+    if (auto result = payload ? parse_int32le_answer(*s.spec, line, *payload) : parse_result_line(*s.spec, line)) {
       has_id = result->id.has_value();
       id = result->id;
-      answer = Outcome(std::move(result->result));
+      answer = Outcome(std::move(result->arrays));
     } else {
       Json value;
       bool parsed = true;
@@ -509,7 +575,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       if (has_id && value["id"].is_number_unsigned()) id = value["id"].get<std::uint64_t>();
       if (value.contains("failure")) {
         answer = failure_answer(value["failure"]);
-      } else if (auto outcome = parse_outcome(value)) {
+      } else if (auto outcome = parse_outcome(*s.spec, value)) {
         answer = std::move(*outcome);
       } else {
         answer = s.misbehaviour(FindingKind::malformed_output,
@@ -597,7 +663,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       }
       return fail(s.misbehaviour(FindingKind::timed_out,
                                  "gave no answer within " + std::to_string(timeout).substr(0, 5) + " s" +
-                                     (adapted ? " (after an earlier hang: 10x its slowest answer)" : "") +
+                                     (adapted ? (s.shrinking ? " (while shrinking: 10x its slowest answer)" : " (after an earlier hang: 10x its slowest answer)") : "") +
                                      " (killed; it may be stuck, or waiting for input after skipping a line)"),
                   true);
     }
@@ -677,18 +743,20 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   return answers;
 }
 
-Implementation subprocess_implementation(std::string name, const SubprocessOptions& options,
+Implementation subprocess_implementation(std::string name, const Spec& spec, const SubprocessOptions& options,
                                          std::shared_ptr<Subprocess>* handle) {
-  auto process = std::make_shared<Subprocess>(options);
+  auto process = std::make_shared<Subprocess>(options, spec);
   if (handle != nullptr) *handle = process;
   Implementation impl;
   impl.name = std::move(name);
+  impl.spec = &spec;
   impl.description = "subprocess: " + options.command;
   impl.compute = [process](const Workload& w) -> Answer {
     auto answers = process->run(std::span<const Workload>(&w, 1));
     return std::move(answers.front());
   };
   impl.compute_batch = [process](std::span<const Workload> ws) { return process->run(ws); };
+  impl.shrinking = [process](bool shrinking) { process->set_shrinking(shrinking); };
   return impl;
 }
 

@@ -6,9 +6,11 @@
 #include <iomanip>
 #include <sstream>
 
+#include "chunkmeta/engine/run.hpp"
 #include "chunkmeta/harness/corpus.hpp"
+#include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/shrink.hpp"
-#include "chunkmeta/properties/suite.hpp"
+#include "chunkmeta/properties/tables.hpp"
 #include "mutants.hpp"
 
 namespace chunkmeta {
@@ -26,30 +28,30 @@ class Catalogue : public testing::TestWithParam<mutants::Mutant> {};
 
 TEST_P(Catalogue, IsCaughtWithASmallReplayableCounterexample) {
   const auto& mutant = GetParam();
-  properties::SuiteOptions options;
+  engine::SuiteOptions options;
   options.seed = kSeed;
   options.default_cases = 10000;
   options.include_library = false;
   options.stop_at_first_failure = true;
   options.report_dir = testing::TempDir() + "chunkmeta-mutant-reports/" + mutant.implementation.name;
-  const auto suite = properties::run_suite(mutant.implementation, options);
+  const auto suite = engine::run_suite(properties::table_of(*mutant.implementation.spec), mutant.implementation, options);
 
   ASSERT_FALSE(suite.passed()) << mutant.implementation.name << " (" << mutant.slip << ") was not caught in "
                                << suite.cases() << " cases";
   const auto& failed = suite.properties.back();
   ASSERT_TRUE(failed.counterexample.has_value()) << failed.message;
   const auto& cx = *failed.counterexample;
-  const Workload& w = cx.workload;
+  const harness::Workload& w = cx.workload;
   std::cout << harness::render(cx, failed.files);
 
   // As small as the slip allows: the fewest rows that can show it, and never more than 2 when that is 0-2.
-  EXPECT_EQ(w.num_computed_tokens.size(), mutant.fewest_failing_rows) << "counterexample not shrunk to the fewest rows";
+  EXPECT_EQ(w.rows(), mutant.fewest_failing_rows) << "counterexample not shrunk to the fewest rows";
   if (failed.property == "MatchesReferenceOnEveryValidWorkload") {
     // Locally minimal: every simpler workload the shrinker knows passes.
     for (const auto& step : harness::shrink_steps(w)) {
-      const Workload simpler = harness::apply(w, step);
+      const harness::Workload simpler = harness::apply(w, step);
       EXPECT_FALSE(harness::check_implementation(mutant.implementation, simpler).has_value())
-          << "a simpler workload still fails: " << harness::to_json(simpler).dump();
+          << "a simpler workload still fails: " << harness::to_json(*mutant.implementation.spec, simpler).dump();
     }
   }
 
@@ -59,7 +61,7 @@ TEST_P(Catalogue, IsCaughtWithASmallReplayableCounterexample) {
   ASSERT_TRUE(std::holds_alternative<harness::CorpusEntry>(entry)) << std::get<std::string>(entry);
   const auto& loaded = std::get<harness::CorpusEntry>(entry);
   EXPECT_EQ(loaded.workload, w);
-  const bool replays = !harness::replay(loaded, {mutant.implementation}).empty();
+  const bool replays = !harness::replay(loaded, std::span(&mutant.implementation, 1)).empty();
   // A relation failure may need its related workloads; the differential replay
   // still catches it unless the mutant is right on the main workload alone.
   if (failed.property == "MatchesReferenceOnEveryValidWorkload") {
@@ -70,7 +72,7 @@ TEST_P(Catalogue, IsCaughtWithASmallReplayableCounterexample) {
   for (const auto& p : suite.properties) cases += p.cases;
   std::ostringstream row;
   row << "| " << mutant.implementation.name << " | " << failed.property << " | " << cases + 1 << " | "
-      << failed.shrinks << " | " << w.num_computed_tokens.size() << " | `" << harness::to_json(w).dump() << "` |";
+      << failed.shrinks << " | " << w.rows() << " | `" << harness::to_json(*mutant.implementation.spec, w).dump() << "` |";
   table().push_back(row.str());
 }
 

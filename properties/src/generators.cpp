@@ -7,13 +7,7 @@
 #include <random>
 #include <ostream>
 
-#include "chunkmeta/harness/json.hpp"
-#include "chunkmeta/harness/shrink.hpp"
-#include "running_case.hpp"
-
-namespace chunkmeta {
-void showValue(const Workload& workload, std::ostream& os) { os << harness::to_json(workload).dump(); }
-}  // namespace chunkmeta
+#include "chunkmeta/chunkmeta.hpp"
 
 namespace chunkmeta::properties {
 namespace {
@@ -74,6 +68,8 @@ Gen<RowPlan> row_plans(std::int64_t chunk) {
   });
 }
 
+}  // namespace
+
 // Small cases first: RapidCheck's size parameter grows from 0 to 100 over a
 // run, and the largest batch allowed grows with it (4 rows at size 0, all
 // 1024 from size 100), so most bugs are met on small workloads in the first
@@ -92,6 +88,8 @@ Gen<std::int64_t> batch_sizes() {
     return gen::map(full, [largest](std::int64_t rows) { return std::min(rows, largest); });
   });
 }
+
+namespace {
 
 enum class Offset { zero, anywhere, near_top };
 
@@ -131,7 +129,7 @@ InvalidWorkload make_invalid(std::string rule, Workload w, ErrorCode code, std::
 std::size_t pick(std::int64_t salt, std::size_t n) { return static_cast<std::size_t>(salt) % n; }
 
 // Breaks `rule` in the valid workload `w` (nonempty batch where a row is needed).
-InvalidWorkload break_rule(const std::string& rule, Workload w, std::int64_t salt, std::int64_t amount) {
+InvalidWorkload break_named_rule(const std::string& rule, Workload w, std::int64_t salt, std::int64_t amount) {
   const std::size_t rows = w.num_computed_tokens.size();
   const std::int64_t big = kMaxValue + 1 + amount;  // just above 2^31-1 ... far above
   if (rule == "chunk_size_not_positive") {
@@ -208,14 +206,6 @@ InvalidWorkload break_rule(const std::string& rule, Workload w, std::int64_t sal
 
 bool is_power_of_two(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
-// The names whose flag is set, in order: a workload's classes.
-std::vector<std::string> hit_names(const std::vector<std::string>& names, const std::vector<bool>& hit) {
-  std::vector<std::string> out;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (hit[k]) out.push_back(names[k]);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -224,10 +214,18 @@ Gen<std::int64_t> inclusive_range(std::int64_t lo, std::int64_t hi) {
   return gen::inRange<std::int64_t>(lo, hi + 1);
 }
 
-void showValue(const InvalidWorkload& invalid, std::ostream& os) {
-  os << "breaks " << invalid.rule << ": " << harness::to_json(invalid.workload).dump() << ", expected "
-     << to_string(invalid.expected.code) << " at " << invalid.expected.field;
-  if (invalid.expected.index != Error::kNoIndex) os << '[' << invalid.expected.index << ']';
+std::vector<std::string> names_of_hits(const std::vector<std::string>& names, const std::vector<bool>& hit) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (hit[k]) out.push_back(names[k]);
+  }
+  return out;
+}
+
+Gen<std::int64_t> rule_indices(std::size_t rules) {
+  std::vector<std::int64_t> indices(rules);
+  for (std::size_t k = 0; k < rules; ++k) indices[k] = static_cast<std::int64_t>(k);
+  return gen::elementOf(indices);
 }
 
 Gen<std::int64_t> chunk_sizes() {
@@ -241,56 +239,7 @@ Gen<std::int64_t> chunk_sizes() {
   });
 }
 
-// The candidate RapidCheck was last given, and the step that made it. RapidCheck
-// asks for the shrinks of a candidate right after that candidate failed (was
-// accepted), so seeing it again tells which step was taken: the next pass
-// resumes there (harness::shrink_steps_resuming). Anything else starts a full pass.
-struct LastCandidate {
-  Workload workload;
-  harness::ShrinkStep step;
-};
-thread_local std::optional<LastCandidate> last_candidate;
-
-// The candidates of one shrink pass, asked of the implementation ahead of
-// RapidCheck (detail::RunningCase::answer_ahead) in batches that double while
-// none fails: the first candidate alone, then 2, 4 ... 64.
-struct CandidatesAhead {
-  static constexpr std::size_t kLargestBatch = 64;
-  Workload workload;
-  std::vector<harness::ShrinkStep> steps;
-  std::size_t answered_to = 0;  // candidates before this were asked ahead
-  std::size_t batch = 1;
-
-  void ask_from(std::size_t index) {
-    const auto& answer_ahead = detail::running_case().answer_ahead;
-    if (!answer_ahead || index < answered_to) return;
-    const std::size_t end = std::min(steps.size(), index + batch);
-    batch = std::min(2 * batch, kLargestBatch);
-    std::vector<Workload> candidates;
-    for (std::size_t j = index; j < end; ++j) candidates.push_back(harness::apply(workload, steps[j]));
-    answered_to = end;
-    answer_ahead(candidates);
-  }
-};
-
-// Shrinks a generated workload by harness::shrink_steps (the shrinker every
-// door shares), resuming after the step RapidCheck last took.
-Gen<Workload> shrinking_by_steps(Gen<Workload> unshrunk) {
-  return gen::shrink(gen::noShrink(std::move(unshrunk)), [](const Workload& w) {
-    const bool resumes = last_candidate && last_candidate->workload == w;
-    auto pass = std::make_shared<CandidatesAhead>();
-    pass->workload = w;
-    pass->steps = resumes ? harness::shrink_steps_resuming(w, last_candidate->step) : harness::shrink_steps(w);
-    return rc::seq::map(rc::seq::range<std::size_t>(0, pass->steps.size()), [pass](std::size_t index) {
-      pass->ask_from(index);
-      Workload candidate = harness::apply(pass->workload, pass->steps[index]);
-      last_candidate = LastCandidate{candidate, pass->steps[index]};
-      return candidate;
-    });
-  });
-}
-
-Gen<Workload> valid_workloads() { return shrinking_by_steps(unshrunk_valid_workloads()); }
+Gen<Workload> valid_workloads() { return unshrunk_valid_workloads(); }
 
 // A huge batch laid out from a seed (a container generator of 2^16 rows would
 // build and keep a shrink tree per row): mostly aligned rows without new
@@ -324,7 +273,7 @@ Workload huge_batch(std::int64_t rows, std::int64_t chunk, std::uint64_t seed) {
 }
 
 Gen<Workload> huge_batches() {
-  return shrinking_by_steps(gen::apply(
+  return gen::apply(
       [](std::int64_t rows, std::int64_t chunk, std::int64_t seed) {
         return huge_batch(rows, chunk, static_cast<std::uint64_t>(seed));
       },
@@ -334,7 +283,7 @@ Gen<Workload> huge_batches() {
                                         {5, inclusive_range(65538, 140000)}}),
       gen::weightedOneOf<std::int64_t>({{6, gen::map(gen::inRange(0, 10), [](int k) { return std::int64_t{1} << k; })},
                                         {4, inclusive_range(1, 300)}}),
-      inclusive_range(0, std::numeric_limits<std::int64_t>::max() - 1)));
+      inclusive_range(0, std::numeric_limits<std::int64_t>::max() - 1));
 }
 
 const std::vector<std::string>& all_huge_batch_classes() {
@@ -364,7 +313,7 @@ std::vector<std::string> huge_batch_classes(const Workload& w) {
     hit[5] = hit[5] || (body > 32 && i >= (std::size_t{1} << 16));
     hit[6] = hit[6] || (n == 0 && gap != 0);
   }
-  return hit_names(names, hit);
+  return names_of_hits(names, hit);
 }
 
 const std::vector<std::string>& all_invalid_rules() {
@@ -376,22 +325,32 @@ const std::vector<std::string>& all_invalid_rules() {
   return rules;
 }
 
-Gen<InvalidWorkload> invalid_workloads() {
-  // Row rules need a row: draw a valid workload, add a row if it has none.
-  return gen::mapcat(gen::elementOf(all_invalid_rules()), [](const std::string& rule) {
+Gen<InvalidCase> invalid_cases() {
+  // Row rules need a row: break_rule adds one to a batch that has none.
+  return gen::mapcat(rule_indices(all_invalid_rules().size()), [](std::int64_t rule) {
     return gen::apply(
         [rule](Workload w, std::int64_t salt, std::int64_t amount) {
-          if (w.num_computed_tokens.empty()) {
-            w.num_computed_tokens.push_back(0);
-            w.query_start_loc.push_back(w.query_start_loc.back());
-          }
-          return break_rule(rule, std::move(w), salt, amount);
+          return InvalidCase{std::move(w), {rule, salt, amount}};
         },
         unshrunk_valid_workloads(), inclusive_range(0, kMaxValue),
         gen::weightedOneOf<std::int64_t>({{3, gen::just<std::int64_t>(0)}, {2, inclusive_range(0, kMaxValue)},
                                           {1, inclusive_range(0, std::int64_t{1} << 40)}}));
   });
 }
+
+InvalidWorkload invalid_of(const InvalidCase& invalid) {
+  const auto& rules = all_invalid_rules();
+  const auto& p = invalid.parameters;
+  const auto rule = static_cast<std::size_t>(std::abs(p.size() > 0 ? p[0] : 0)) % rules.size();
+  Workload w = invalid.valid;
+  if (w.num_computed_tokens.empty()) {
+    w.num_computed_tokens.push_back(0);
+    w.query_start_loc.push_back(w.query_start_loc.back());
+  }
+  return break_named_rule(rules[rule], std::move(w), std::abs(p.size() > 1 ? p[1] : 0), std::abs(p.size() > 2 ? p[2] : 0));
+}
+
+Gen<InvalidWorkload> invalid_workloads() { return gen::map(invalid_cases(), invalid_of); }
 
 const std::vector<std::string>& all_edge_classes() {
   static const std::vector<std::string> classes = {
@@ -452,7 +411,7 @@ std::vector<std::string> edge_classes(const Workload& w) {
     hit[19] = hit[19] || (n > 0 && c + n > kMaxValue - chunk);
     hit[20] = hit[20] || (n > 0 && (c + n - 1) / chunk - c / chunk + 1 >= 64);
   }
-  return hit_names(names, hit);
+  return names_of_hits(names, hit);
 }
 
 }  // namespace chunkmeta::properties

@@ -1,30 +1,46 @@
-"""chunkmeta: Mamba chunk metadata, exactly right and fast.
+"""chunkmeta: the chunk metadata chunked kernels trust, exactly right and fast.
 
-Two things for an engine written in Python:
+For an engine written in Python:
 
-* ``compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu,
-  query_start_loc_p_cpu)``, a drop-in for the engine's function: int32 CPU
-  tensors in, ``(cu_chunk_seqlen, seq_idx, last_chunk_indices)`` int32 tensors out,
-  computed by the library's fast implementation.
-* ``check(fn)``: the property suite of ``chunkmeta check`` run in this process
-  against any function with that signature. One line in a pytest file::
+* Drop-ins computed by the library's fast implementations, with the engines'
+  own signatures and dtypes: ``compute_chunk_metadata`` (vLLM's Mamba chunk
+  metadata) and ``prepare_chunk_indices`` / ``prepare_chunk_offsets`` (FLA's).
+  Tensors in, tensors out; numpy arrays and lists work too; ``out=`` writes into
+  the engine's own buffers.
+* ``check(fn)``: the property suite, run in this process against any function
+  with one of those signatures. One line in a pytest file::
 
       def test_chunk_metadata():
           chunkmeta.check(my_engine._compute_chunk_metadata)
 
-  It returns a summary when every property holds, and raises AssertionError
-  whose message is the minimal counterexample report when one does not.
+      def test_chunk_indices():
+          chunkmeta.check(my_fla.prepare_chunk_indices, spec="fla.chunk_indices")
+
+  It returns a summary when every property holds, and raises CheckFailed (an
+  AssertionError) whose message is the minimal counterexample report when one
+  does not. ``settings`` and its profiles say how much it runs.
+* ``chunkmeta.strategies``: Hypothesis strategies for the same workloads.
 """
 
+import contextlib
+import hashlib
+import importlib.util
 import os
+import shutil
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _chunkmeta
+from ._settings import Phase, settings
 
-__all__ = ["compute_chunk_metadata", "max_output_sizes", "check", "replay", "InvalidWorkload", "CheckFailed",
-           "CheckSummary", "PROPERTIES", "__version__"]
+_Settings = settings  # check()'s `settings` argument hides the class inside it
+
+__all__ = ["compute_chunk_metadata", "prepare_chunk_indices", "prepare_chunk_offsets", "max_output_sizes",
+           "fla_max_output_sizes", "check", "replay", "settings", "Phase", "properties", "SPECS", "InvalidWorkload",
+           "CheckFailed", "CheckSummary", "PROPERTIES", "__version__"]
 __version__ = _chunkmeta.__version__
 
 
@@ -32,10 +48,11 @@ class InvalidWorkload(ValueError):
     """The workload is outside the SPEC's valid domain, or its output is over the size cap.
 
     Carries the library's error exactly: ``code`` (e.g. ``"query_start_loc_decreasing"``),
-    ``field`` (``"chunk_size"``, ``"num_computed_tokens"``, ``"query_start_loc"``, or
-    ``"num_prefills"`` when it disagrees with the tensors), ``index`` (``None`` for a
-    scalar or a length) and ``kind`` (``"invalid_input"`` or ``"resource_limit"``,
-    the latter for ``output_too_large``).
+    ``field`` (``"chunk_size"``, ``"num_computed_tokens"``, ``"query_start_loc"``,
+    ``"cu_seqlens"``, ``"num_prefills"`` when it disagrees with the tensors, or the
+    output buffer that is too small), ``index`` (``None`` for a scalar or a length)
+    and ``kind`` (``"invalid_input"`` or ``"resource_limit"``, the latter for
+    ``output_too_large`` and ``output_buffer_too_small``).
     """
 
     def __init__(self, message, code, field, index, kind):
@@ -46,20 +63,48 @@ class InvalidWorkload(ValueError):
         self.kind = kind
 
 
+class _Timeout(BaseException):
+    """Raised into a function under check() that runs past its time: the
+    ``timeout`` setting, or while shrinking 10x its slowest answer so far (a
+    BaseException, so that the function's own ``except Exception`` does not
+    swallow it)."""
+
+
+def _on_alarm(signum, frame):
+    raise _Timeout()
+
+
 _chunkmeta._set_invalid_workload_type(InvalidWorkload)
+_chunkmeta._set_timeout_type(_Timeout)
 
 compute_chunk_metadata = _chunkmeta.compute_chunk_metadata
+prepare_chunk_indices = _chunkmeta.prepare_chunk_indices
+prepare_chunk_offsets = _chunkmeta.prepare_chunk_offsets
 max_output_sizes = _chunkmeta.max_output_sizes
+fla_max_output_sizes = _chunkmeta.fla_max_output_sizes
 
-#: The properties check() runs, in order.
-PROPERTIES = tuple(_chunkmeta._properties())
+#: The specs check() verifies: "mamba", "fla.chunk_indices", "fla.chunk_offsets".
+SPECS = tuple(_chunkmeta._specs())
+
+
+def __getattr__(name):
+    # chunkmeta.strategies imports Hypothesis: loaded on first use, never by `import chunkmeta`.
+    if name == "strategies":
+        import importlib
+        return importlib.import_module(".strategies", __name__)
+    raise AttributeError(f"module 'chunkmeta' has no attribute {name!r}")
+
+
+def properties(spec="mamba"):
+    """The properties check() runs for ``spec``, in order."""
+    return tuple(_chunkmeta._properties(spec))
+
+
+#: Mamba's properties (``properties("mamba")``).
+PROPERTIES = properties("mamba")
 
 # The project's corpus (edge cases, invalid inputs, every counterexample kept), shipped in the package.
 _CORPUS = Path(__file__).with_name("corpus")
-
-
-def _default_corpus():
-    return [_CORPUS] if _CORPUS.is_dir() else []
 
 
 def _describe(fn):
@@ -68,13 +113,23 @@ def _describe(fn):
     return module, qualname
 
 
-def _rerun_command(fn, properties_argument):
-    """A shell command that reruns one property on `fn` ({property} is filled in by the suite)."""
+def _rerun_command(fn, spec, one_property):
+    """A shell command that reruns one property on `fn` with the failing run's
+    seed ({property} and {seed} are filled in by the suite)."""
     module, qualname = _describe(fn)
     if module in ("?", "__main__") or "<" in qualname:
         return ""
-    call = f"import chunkmeta, {module}; chunkmeta.check({module}.{qualname}{properties_argument})"
+    arguments = "" if spec == "mamba" else f', spec="{spec}"'
+    if one_property:
+        arguments += ', properties=["{property}"], seed={seed}'
+    call = f"import chunkmeta, {module}; chunkmeta.check({module}.{qualname}{arguments})"
     return f"{os.path.basename(sys.executable) or 'python3'} -c '{call}'"
+
+
+def _arrays(chosen):
+    if chosen is not None:
+        return chosen
+    return "torch" if "torch" in sys.modules or importlib.util.find_spec("torch") is not None else "numpy"
 
 
 @dataclass
@@ -99,6 +154,8 @@ class CheckSummary:
     replayed_files: int
     properties: list = field(default_factory=list)
     text: str = ""
+    spec: str = "mamba"
+    database_entries: int = 0
 
     @property
     def cases_per_second(self):
@@ -116,86 +173,154 @@ class CheckFailed(AssertionError):
         self.summary = summary
 
 
-def check(fn, *, cases=0, seed=None, valid_only=True, time_budget=0.0, report_dir=None, arrays="torch",
-          corpus=None, fail_fast=False, keep_going=False, properties=None, verbose=False):
-    """Verify ``fn`` with chunkmeta's property suite, in this process.
+class _Database:
+    """The example database: a folder per (spec, function) of corpus entries,
+    each a workload on which that function failed. Replayed first; an entry on
+    which the function no longer fails is removed, a new failure added."""
 
-    ``fn(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)``
-    must return ``(cu_chunk_seqlen, seq_idx, last_chunk_indices)`` as tensors, arrays
-    or sequences of ints. The corpus is replayed first: if it fails, its smallest
-    failing workload is shrunk and reported at once and the properties are not run
-    (``keep_going=True`` runs them anyway). Then every property runs
-    (differential against the reference, the SPEC invariants, split/join, shift and
-    chunk-multiple relations, and with ``valid_only=False`` the rejection of invalid
-    input, where ``fn`` must raise an exception with ``code``, ``field`` and
-    ``index`` like InvalidWorkload). A failing case is shrunk to a minimal one and
-    its report written to ``report_dir`` (default ``$CHUNKMETA_REPORT_DIR`` or
-    ``./chunkmeta-reports``). An exception raised by ``fn`` is a finding, with its
-    traceback.
+    def __init__(self, root, spec, fn):
+        module, qualname = _describe(fn)
+        # The name too: closures made by one factory share a qualname.
+        name = getattr(fn, "__name__", "")
+        key = hashlib.sha256(f"{spec}:{module}.{qualname}:{name}".encode()).hexdigest()[:16]
+        self.folder = Path(root) / key
+        self.label = f"{spec} {module}.{qualname}"
 
-    cases: per property (default 1000, or as many as ``time_budget`` seconds allow);
-    seed: RapidCheck seed (default random, printed); arrays: "torch" (int32 tensors,
-    as the engine passes them), "numpy" or "lists"; corpus: files or folders to
-    replay first (default the shipped corpus; ``[]`` for none); fail_fast: stop at
-    the first failing property; properties: names from PROPERTIES to run.
+    def entries(self):
+        return sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []
+
+    def update(self, replayed, failing_names, new_entries):
+        for entry in replayed:
+            if entry.name not in failing_names:
+                entry.unlink(missing_ok=True)
+        for corpus_file in new_entries:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / "README").write_text(f"chunkmeta example database: failures of {self.label}\n")
+            shutil.copyfile(corpus_file, self.folder / Path(corpus_file).name)
+        if self.folder.is_dir() and not self.entries():
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _alarm_handler(wanted):
+    """Yields whether calls can be cut short: SIGALRM is Python's to handle in the main thread only."""
+    if not wanted or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield False
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check(fn, *, spec="mamba", settings=None, **changes):
+    """Verify ``fn`` with chunkmeta's property suite for ``spec``, in this process.
+
+    spec "mamba": ``fn(chunk_size, num_prefills, num_computed_tokens_p_cpu,
+    query_start_loc_p_cpu)`` returns ``(cu_chunk_seqlen, seq_idx,
+    last_chunk_indices)``. spec "fla.chunk_indices": ``fn(cu_seqlens,
+    chunk_size)`` returns the (N, 2) chunk_indices of cu_seqlens' dtype; spec
+    "fla.chunk_offsets": the B + 1 int64 chunk_offsets. Results may be tensors,
+    arrays or sequences of ints.
+
+    What runs is ``settings`` (a chunkmeta.settings; default: the current
+    profile, see settings.current()), changed by any keyword given here
+    (``check(fn, cases=200)``). In its phases: replay (this function's earlier
+    failures from the example database, then the corpus: if that fails, its
+    smallest failing workload is shrunk and reported at once and the properties
+    are not run unless keep_going), generate (every property: differential
+    against the reference, the SPEC's invariants, the spec's relations, and
+    with valid_only=False the rejection of invalid input, where ``fn`` must raise
+    an exception with ``code``, ``field`` and ``index`` like InvalidWorkload) and
+    shrink (a failing case shrunk to a minimal one). A call that runs past
+    ``timeout`` seconds, or while shrinking past 10x ``fn``'s slowest answer so
+    far, is cut short (in the main thread) and reported. Reports go to
+    report_dir; each failure is also saved to the example database. An
+    exception raised by ``fn`` is a finding, with its traceback.
 
     Returns a CheckSummary; raises CheckFailed (an AssertionError) with the minimal
-    report(s) as its message when anything fails, and KeyboardInterrupt (after printing what was found) on Ctrl-C.
+    report(s) as its message when anything fails, and KeyboardInterrupt (after
+    printing what was found) on Ctrl-C.
     """
+    if spec not in SPECS:
+        raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
+    chosen = _Settings(settings if settings is not None else _Settings.current(), **changes)
     module, qualname = _describe(fn)
-    properties = list(properties or [])
-    corpus = _default_corpus() if corpus is None else [Path(p) for p in corpus]
-    only = "" if properties else ', properties=["{property}"]'
-    result = _chunkmeta._check(
-        fn, name=f"python:{module}:{qualname}", cases=int(cases), seed=seed, valid_only=bool(valid_only),
-        time_budget=float(time_budget), report_dir=None if report_dir is None else Path(report_dir),
-        arrays=arrays, corpus=corpus, fail_fast=bool(fail_fast), keep_going=bool(keep_going), properties=properties,
-        rerun_command=_rerun_command(fn, only), verbose=bool(verbose))
+    phases = set(chosen.phases)
+    corpus = [] if Phase.replay not in phases else (
+        ([_CORPUS] if _CORPUS.is_dir() else []) if chosen.corpus is None else [Path(p) for p in chosen.corpus])
+    database = _Database(chosen.database, spec, fn) if chosen.database is not None else None
+    replayed = database.entries() if database is not None and Phase.replay in phases else []
+    with _alarm_handler(True) as alarm:
+        result = _chunkmeta._check(
+            fn, spec=spec, name=f"python:{module}:{qualname}", cases=int(chosen.cases), seed=chosen.seed,
+            valid_only=bool(chosen.valid_only), time_budget=float(chosen.time_budget),
+            report_dir=None if chosen.report_dir is None else Path(chosen.report_dir), arrays=_arrays(chosen.arrays),
+            corpus=replayed + corpus, fail_fast=bool(chosen.fail_fast), keep_going=bool(chosen.keep_going),
+            properties=list(chosen.properties or []), generate=Phase.generate in phases,
+            shrink=Phase.shrink in phases, timeout=float(chosen.timeout or 0), alarm=alarm,
+            rerun_command=_rerun_command(fn, spec, not chosen.properties), verbose=bool(chosen.verbose))
+    if database is not None:
+        failing = {cx["property"][len("replay "):] for cx in result["replay_failures"]
+                   if cx["property"].startswith("replay ")}
+        reported = [cx for cx in result["replay_shrunk"]] + [p["counterexample"] for p in result["properties"]
+                                                             if p["counterexample"] is not None]
+        database.update(replayed, failing, [cx["corpus_file"] for cx in reported if cx.get("corpus_file")])
     outcomes = [PropertyOutcome(p["name"], p["passed"], p["skipped"], p["cases"], p["seconds"], p["calls"],
                                 p["counterexample"]) for p in result["properties"]]
     summary = CheckSummary(result["passed"], result["cases"], result["seconds"], result["seed"],
-                           result["replayed_files"], outcomes, result["text"])
+                           result["replayed_files"], outcomes, result["text"], spec, len(replayed))
     if not summary.passed:
-        raise CheckFailed(_failure_message(fn, result), summary)
+        raise CheckFailed(_failure_message(fn, spec, result), summary)
     return summary
 
 
-def _failure_message(fn, result):
+def _failure_message(fn, spec, result):
     module, qualname = _describe(fn)
-    parts = [f"chunkmeta.check: {module}.{qualname} is wrong."]
+    parts = [f"chunkmeta.check: {module}.{qualname} is wrong ({spec})."]
+    spec_argument = "" if spec == "mamba" else f", spec={spec!r}"
 
     def add(cx):
         parts.append(cx["report"].rstrip("\n"))
         if cx["report_file"]:
-            parts.append(f"Replay from Python: chunkmeta.replay({module}.{qualname}, {cx['report_file']!r})")
+            parts.append(f"Replay from Python: chunkmeta.replay({module}.{qualname}, {cx['report_file']!r}"
+                         f"{spec_argument})")
 
     # The corpus failures shrunk (one per kind of finding); the entries themselves are only counted.
     for cx in result["replay_shrunk"]:
         add(cx)
     if result["replay_failures"] and not result["properties"]:
-        parts.append("The properties were not run: the corpus replay already fails (keep_going=True runs them).")
+        parts.append("The properties were not run: the replay already fails (keep_going=True runs them).")
     for p in result["properties"]:
         cx = p["counterexample"]
         if p["duplicate_of"]:
-            parts.append(f"{p['name']}: the same counterexample as {p['duplicate_of']}")
+            parts.append(f"{p['name']}: the same bug as {p['duplicate_of']} (its minimal counterexample fails here too)")
         elif cx is not None:
             add(cx)
         elif not p["passed"]:
             parts.append(f"{p['name']}: {p['message']}")
     failed = sum(1 for p in result["properties"] if not p["passed"])
     parts.append(f"{failed} of {len(result['properties'])} properties failed, "
-                 f"{len(result['replay_failures'])} corpus entries failed; seed {result['seed']}.")
+                 f"{len(result['replay_failures'])} replayed entries failed; seed {result['seed']}.")
     return "\n".join(parts)
 
 
-def replay(fn, *paths, arrays="torch", valid_only=True):
+def replay(fn, *paths, spec=None, arrays=None, valid_only=True):
     """Replay corpus entries or counterexample reports (files or folders) against ``fn``.
 
+    ``spec``: the spec ``fn`` computes; None: the spec of the first file.
     Raises AssertionError with each failure's report; returns the number of files replayed.
     """
     module, qualname = _describe(fn)
-    result = _chunkmeta._replay(fn, name=f"python:{module}:{qualname}", paths=[Path(p) for p in paths],
-                                arrays=arrays, valid_only=bool(valid_only))
+    paths = [Path(p) for p in paths]
+    if spec is None:
+        files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*.json")))]
+        found = [s for s in (_chunkmeta._spec_of_file(f) for f in files) if s is not None]
+        spec = found[0] if found else "mamba"
+    result = _chunkmeta._replay(fn, spec=spec, name=f"python:{module}:{qualname}", paths=paths,
+                                arrays=_arrays(arrays), valid_only=bool(valid_only))
     if not result["passed"]:
-        raise AssertionError(f"chunkmeta.replay: {module}.{qualname} is wrong.\n" + result["text"])
+        raise AssertionError(f"chunkmeta.replay: {module}.{qualname} is wrong ({spec}).\n" + result["text"])
     return result["files"]

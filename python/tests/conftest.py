@@ -8,12 +8,17 @@ SOURCE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(SOURCE / "properties" / "mutants"))
 sys.path.insert(0, str(SOURCE / "examples" / "python"))
 
+import chunkmeta  # noqa: E402
+
+# The tests expect each check() to start afresh: no example database unless a test asks for one.
+chunkmeta.settings.register_profile("chunkmeta-tests", database=None)
+chunkmeta.settings.load_profile("chunkmeta-tests")
+
 
 def pytest_configure(config):
     # The wheel test runs these tests against an installed package, which must be the one imported.
     expected = os.environ.get("CHUNKMETA_EXPECTED_PACKAGE_ROOT")
     if expected:
-        import chunkmeta
         assert chunkmeta.__file__.startswith(expected), f"chunkmeta imported from {chunkmeta.__file__}, not {expected}"
 
 

@@ -1,5 +1,6 @@
-// chunkmeta: compute chunk metadata from JSON Lines, verify implementations
-// with the property suite, and replay corpus entries and reports.
+// chunkmeta: compute the family's chunk metadata from JSON Lines, verify
+// implementations with each spec's property suite, and replay corpus entries
+// and reports.
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
@@ -9,31 +10,36 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "chunkmeta/chunkmeta.hpp"
+#include "chunkmeta/engine/check.hpp"
 #include "chunkmeta/harness/corpus.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
-#include "chunkmeta/harness/implementations.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/keep_freed_memory.hpp"
+#include "chunkmeta/harness/shrink.hpp"
 #include "chunkmeta/harness/subprocess.hpp"
-#include "chunkmeta/properties/check.hpp"
+#include "chunkmeta/properties/tables.hpp"
 
 namespace {
 
 using namespace chunkmeta;
 using harness::Implementation;
+using harness::Spec;
+using harness::Workload;
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitInterrupted = 130;  // as a shell reports a command ended by SIGINT
 
-using harness::builtin_names;
+using Processes = std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>;
 
 // Ctrl-C (SIGINT) and SIGTERM end a verification at the next case: a failure
 // being shrunk is written out as "not fully shrunk", and the summary printed.
@@ -69,13 +75,19 @@ std::filesystem::path default_corpus(const std::string& self) {
   return ec ? corpus.lexically_normal() : resolved;
 }
 
-// Resolves --impl specs; an empty list means every built-in implementation.
-std::optional<std::vector<Implementation>> implementations(const std::vector<std::string>& specs,
+const Spec* spec_named(const std::string& name) {
+  const Spec* spec = harness::find_spec(name);
+  if (spec == nullptr) std::cerr << "chunkmeta: unknown spec '" << name << "' (the specs: " << harness::spec_names() << ")\n";
+  return spec;
+}
+
+// The implementations of `spec` that --impl names; none named: every built-in one.
+std::optional<std::vector<Implementation>> implementations(const Spec& spec, const std::vector<std::string>& texts,
                                                            const harness::ResolveOptions& options) {
-  if (specs.empty()) return harness::builtin_implementations();
+  if (texts.empty()) return spec.builtins();
   std::vector<Implementation> chosen;
-  for (const auto& spec : specs) {
-    auto resolved = harness::resolve_implementations(spec, options);
+  for (const auto& text : texts) {
+    auto resolved = harness::resolve_implementations(spec, text, options);
     if (auto* why = std::get_if<std::string>(&resolved)) {
       std::cerr << "chunkmeta: " << *why << "\n";
       return std::nullopt;
@@ -85,13 +97,39 @@ std::optional<std::vector<Implementation>> implementations(const std::vector<std
   return chosen;
 }
 
+// The specs a command covers: the one --spec names, else every one (or Mamba's alone).
+std::vector<const Spec*> specs_of(const std::string& named, bool all_by_default) {
+  if (!named.empty()) {
+    const Spec* spec = spec_named(named);
+    return spec == nullptr ? std::vector<const Spec*>{} : std::vector<const Spec*>{spec};
+  }
+  return all_by_default ? harness::all_specs() : std::vector<const Spec*>{&harness::mamba_spec()};
+}
+
 // One JSON line out per line in, echoing each line's "id"; flushes whenever no
 // more input is buffered, so a process driving it line by line never waits on
-// our buffer.
-int compute(const Implementation& impl, std::int64_t max_chunks) {
+// our buffer. Each line's spec (Mamba's without "spec") picks the
+// implementation --impl names for that spec.
+int compute(const std::string& impl_text, const harness::ResolveOptions& options, std::int64_t max_chunks) {
   // Own buffers for cin/cout (nothing here uses C stdio), so in_avail() sees
   // buffered input and a stream of lines is not flushed one line at a time.
   std::ios::sync_with_stdio(false);
+  std::map<const Spec*, std::variant<Implementation, std::string>> resolved;
+  const auto implementation_for = [&](const Spec& spec) -> const std::variant<Implementation, std::string>& {
+    auto it = resolved.find(&spec);
+    if (it != resolved.end()) return it->second;
+    auto found = harness::resolve_implementations(spec, impl_text, options);
+    std::variant<Implementation, std::string> one = std::string();
+    if (auto* why = std::get_if<std::string>(&found)) {
+      one = *why;
+    } else if (auto& all = std::get<std::vector<Implementation>>(found); all.size() != 1) {
+      one = impl_text + " has " + std::to_string(all.size()) + " implementations of " + std::string(spec.name()) +
+            " (name one with plugin:PATH#NAME)";
+    } else {
+      one = std::move(all.front());
+    }
+    return resolved.emplace(&spec, std::move(one)).first->second;
+  };
   bool all_ok = true;
   std::string line;
   const Limits limits{max_chunks};
@@ -104,12 +142,16 @@ int compute(const Implementation& impl, std::int64_t max_chunks) {
     harness::Json body;
     if (auto* bad = std::get_if<harness::InputError>(&request.workload)) {
       body = harness::error_json(*bad);
+    } else if (const auto* why = std::get_if<std::string>(&implementation_for(*request.spec))) {
+      body = harness::error_json(harness::InputError{"unsupported_spec", "spec", Error::kNoIndex, *why});
     } else {
+      const Spec& spec = *request.spec;
+      const auto& impl = std::get<Implementation>(implementation_for(spec));
       const auto& workload = std::get<Workload>(request.workload);
       // A lowered cap is a resource limit of this process, applied before the
       // implementation; every other rule is the implementation's to apply, so
       // that an implementation under test sees invalid input as it is.
-      const auto refused = lowered_cap ? validate(workload, limits) : std::nullopt;
+      const auto refused = lowered_cap ? spec.validate(workload, limits) : std::nullopt;
       if (refused && refused->code == ErrorCode::output_too_large) {
         body = harness::error_json(*refused);
       } else {
@@ -120,12 +162,12 @@ int compute(const Implementation& impl, std::int64_t max_chunks) {
           if (int32le) {
             std::cout << harness::int32le_answer(request.id, outcome->value());
           } else {
-            std::cout << harness::result_line(request.id, outcome->value()) << '\n';
+            std::cout << harness::result_line(request.id, spec, outcome->value()) << '\n';
           }
           if (std::cin.rdbuf()->in_avail() <= 0) std::cout.flush();
           continue;
         }
-        body = outcome != nullptr ? harness::to_json(*outcome)
+        body = outcome != nullptr ? harness::to_json(spec, *outcome)
                                   : harness::failure_json(std::get<harness::Misbehaviour>(answer));
       }
     }
@@ -135,13 +177,6 @@ int compute(const Implementation& impl, std::int64_t max_chunks) {
   }
   std::cout.flush();
   return all_ok ? kExitOk : kExitFailure;
-}
-
-int replay_files(const std::vector<Implementation>& impls, const std::vector<std::filesystem::path>& inputs,
-                 bool quiet) {
-  const auto replayed = properties::replay_corpus(impls, inputs);
-  if (!quiet || !replayed.passed()) std::cout << replayed.text;
-  return replayed.passed() ? kExitOk : kExitFailure;
 }
 
 int keep(const std::filesystem::path& dir, const std::string& origin) {
@@ -156,26 +191,35 @@ int keep(const std::filesystem::path& dir, const std::string& origin) {
       ++failures;
       continue;
     }
-    const auto& workload = std::get<Workload>(parsed);
-    const auto path = dir / (harness::content_name(workload) + ".json");
-    std::ofstream(path) << harness::corpus_entry(workload, origin).dump(2) << "\n";
+    const auto& [spec, workload] = std::get<harness::SpecWorkload>(parsed);
+    const auto path = dir / (harness::content_name(*spec, workload) + ".json");
+    std::ofstream(path) << harness::corpus_entry(*spec, workload, origin).dump(2) << "\n";
     std::cout << path.string() << "\n";
   }
   return failures == 0 ? kExitOk : kExitFailure;
 }
+
+// --- Fuzz inputs: bytes <-> workloads, and a finding -> a shrunk report ---
 
 std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// The spec a target's workloads are of, and its workload of `bytes`.
+const Spec& spec_for(const std::string& target) {
+  return target == "fla_differential" ? harness::fla_chunk_indices_spec() : harness::mamba_spec();
+}
+
 Workload decode_for(const std::string& target, const std::vector<std::uint8_t>& bytes) {
-  return target == "robustness" ? harness::decode_any_workload(bytes) : harness::decode_valid_workload(bytes);
+  if (target == "robustness") return harness::decode_any_workload(bytes);
+  if (target == "fla_differential") return harness::decode_valid_cu_seqlens(bytes);
+  return harness::decode_valid_workload(bytes);
 }
 
 int fuzz_decode(const std::string& target, const std::vector<std::filesystem::path>& inputs) {
   for (const auto& file : harness::corpus_files_any(inputs)) {
-    std::cout << harness::dump_line(harness::to_json(decode_for(target, read_bytes(file)))) << "\n";
+    std::cout << harness::dump_line(harness::to_json(spec_for(target), decode_for(target, read_bytes(file)))) << "\n";
   }
   return kExitOk;
 }
@@ -191,14 +235,27 @@ int fuzz_encode(const std::string& target, const std::filesystem::path& dir,
       ++skipped;
       continue;
     }
-    const Workload& workload = std::get<harness::CorpusEntry>(loaded).workload;
+    const auto& entry = std::get<harness::CorpusEntry>(loaded);
+    const Workload& workload = entry.workload;
     std::optional<std::vector<std::uint8_t>> bytes;
-    if (target == "differential") bytes = harness::encode_valid_workload(workload);
+    const bool fla = entry.spec != &harness::mamba_spec();
+    if (target == "differential" && !fla) bytes = harness::encode_valid_workload(workload);
+    if (target == "fla_differential" && fla) bytes = harness::encode_valid_cu_seqlens(workload);
     if (target == "robustness") bytes = harness::encode_any_workload(workload);
     if (target == "json_line" || target == "request_line") {
-      const std::string line = target == "json_line" ? harness::dump_line(harness::to_json(workload))
-                                                     : harness::request_line(7, workload);
+      const std::string line = target == "json_line" ? harness::dump_line(harness::to_json(*entry.spec, workload))
+                                                     : harness::request_line(7, *entry.spec, workload);
       bytes = std::vector<std::uint8_t>(line.begin(), line.end());
+    }
+    if (target == "answer_line") {
+      // The spec's index, then the reference's answer as `chunkmeta compute` writes it.
+      const auto& specs = harness::all_specs();
+      const auto index = std::find(specs.begin(), specs.end(), entry.spec) - specs.begin();
+      const harness::Outcome expected = entry.spec->reference(workload);
+      const std::string line = expected.ok() ? harness::result_line(7, *entry.spec, expected.value())
+                                             : harness::dump_line(harness::answer_json(7, harness::to_json(*entry.spec, expected)));
+      const std::string framed = static_cast<char>(index) + line;
+      bytes = std::vector<std::uint8_t>(framed.begin(), framed.end());
     }
     if (!bytes) {
       std::cerr << "chunkmeta: " << file.string() << ": beyond what the " << target << " encoding holds; skipped\n";
@@ -217,10 +274,19 @@ int fuzz_shrink(const std::string& target, const std::filesystem::path& input, c
                 const std::vector<Implementation>& impls) {
   const auto bytes = read_bytes(input);
   const Workload found = decode_for(target, bytes);
-  const auto failures = harness::shrink_failure(found, impls, "fuzz " + target);
+  // Every spec's implementations in turn: a finding of one FLA output is the workload of both.
+  std::vector<harness::Counterexample> failures;
+  for (const Spec* spec : harness::all_specs()) {
+    std::vector<Implementation> of_spec;
+    for (const auto& impl : impls) {
+      if (impl.spec == spec) of_spec.push_back(impl);
+    }
+    if (of_spec.empty()) continue;
+    for (auto& cx : harness::shrink_failure(found, of_spec, "fuzz " + target)) failures.push_back(std::move(cx));
+  }
   if (failures.empty()) {
-    std::cout << "No finding: every implementation is right on " << harness::dump_line(harness::to_json(found))
-              << "\n";
+    std::cout << "No finding: every implementation is right on "
+              << harness::dump_line(harness::to_json(spec_for(target), found)) << "\n";
     return kExitOk;
   }
   std::string error;
@@ -233,11 +299,12 @@ int fuzz_shrink(const std::string& target, const std::filesystem::path& input, c
   return kExitFailure;
 }
 
+// --- verify and check ---
+
 // Where the time of each implementation went: the harness (generating,
 // shrinking, judging) versus waiting for answers, and inside a subprocess's
 // share, encoding, waiting and decoding.
-std::string time_breakdown(const std::vector<properties::SuiteResult>& results,
-                           const std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>& processes) {
+std::string time_breakdown(const std::vector<engine::SuiteResult>& results, const Processes& processes) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2);
   for (const auto& suite : results) {
@@ -266,7 +333,6 @@ std::string time_breakdown(const std::vector<properties::SuiteResult>& results,
   return os.str();
 }
 
-// `verify` and `check` differ only in what they choose to run.
 // `impl` with every workload sent to it counted in `calls`.
 Implementation counted(Implementation impl, const std::shared_ptr<long long>& calls) {
   impl.compute = [compute = std::move(impl.compute), calls](const Workload& w) {
@@ -283,31 +349,58 @@ Implementation counted(Implementation impl, const std::shared_ptr<long long>& ca
   return impl;
 }
 
-int run_verification(const std::vector<Implementation>& uncounted, const properties::CheckOptions& options,
-                     const std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>>* processes) {
-  std::vector<Implementation> impls;
-  std::vector<std::shared_ptr<long long>> calls;
-  for (const auto& impl : uncounted) {
-    calls.push_back(std::make_shared<long long>(0));
-    impls.push_back(counted(impl, calls.back()));
-  }
-  properties::CheckOptions streamed = options;
+// One spec's implementations, checked with its table.
+struct Run {
+  const Spec* spec = nullptr;
+  std::vector<Implementation> implementations;
+};
+
+// `verify` and `check` differ only in what they choose to run.
+int run_verification(const std::vector<Run>& runs, const engine::CheckOptions& options, const Processes* processes) {
+  stop_on_signals();
+  engine::CheckOptions streamed = options;
   streamed.progress = [](std::string_view what) { std::cout << what << std::flush; };
   streamed.suite.stop_requested = [] { return stop_signals.load() > 0; };
-  stop_on_signals();
-  const auto result = properties::check(impls, streamed);
-  std::cout << properties::summarize(result.suites);
-  if (processes != nullptr) std::cout << time_breakdown(result.suites, *processes);
-  for (std::size_t i = 0; i < impls.size(); ++i)
-    std::cout << "Calls: " << *calls[i] << " workloads sent to " << impls[i].name << " (replay, cases and shrinking)\n";
-  std::cout << result.verdict();
-  if (result.passed()) return kExitOk;
-  return stop_signals.load() > 0 ? kExitInterrupted : kExitFailure;
+  std::cout << engine::corpus_line(options.corpus) << std::flush;
+  std::vector<engine::SuiteResult> suites;
+  std::vector<std::pair<std::string, std::shared_ptr<long long>>> calls;
+  bool passed = true;
+  bool replay_failed = false;
+  for (const auto& run : runs) {
+    if (runs.size() > 1) std::cout << "=== " << run.spec->name() << ": " << run.spec->summary() << "\n" << std::flush;
+    std::vector<Implementation> impls;
+    for (const auto& impl : run.implementations) {
+      calls.emplace_back(runs.size() > 1 ? impl.name + " (" + std::string(run.spec->name()) + ")" : impl.name,
+                         std::make_shared<long long>(0));
+      impls.push_back(counted(impl, calls.back().second));
+    }
+    auto result = engine::check(properties::table_of(*run.spec), impls, streamed);
+    passed = passed && result.passed();
+    replay_failed = replay_failed || !result.replay.passed();
+    for (auto& suite : result.suites) suites.push_back(std::move(suite));
+    if (stop_signals.load() > 0) break;
+  }
+  std::cout << engine::summarize(suites);
+  if (processes != nullptr) std::cout << time_breakdown(suites, *processes);
+  for (const auto& [name, count] : calls)
+    std::cout << "Calls: " << *count << " workloads sent to " << name << " (replay, cases and shrinking)\n";
+  const bool interrupted = stop_signals.load() > 0;
+  if (passed && !interrupted) {
+    std::cout << "VERIFIED: every property held" << (runs.size() > 1 ? " for every spec" : "") << "\n";
+    return kExitOk;
+  }
+  std::cout << "NOT VERIFIED: "
+            << (interrupted ? "interrupted (a case marked \"not fully shrunk\" is the smallest found)"
+                            : "see the counterexamples above")
+            << (replay_failed ? "; the corpus replay failed" : "") << "\n";
+  return interrupted ? kExitInterrupted : kExitFailure;
 }
 
-bool known_properties(const std::vector<std::string>& names) {
+bool known_properties(const std::vector<const Spec*>& specs, const std::vector<std::string>& names) {
   for (const auto& name : names) {
-    if (properties::find_property(name) == nullptr) {
+    bool known = false;
+    for (const Spec* spec : specs) known = known || properties::table_of(*spec).find(name) != nullptr;
+    if (!known) {
       std::cerr << "chunkmeta: unknown property '" << name << "'\n";
       return false;
     }
@@ -319,12 +412,14 @@ bool known_properties(const std::vector<std::string>& names) {
 
 int main(int argc, char** argv) {
   chunkmeta::harness::keep_freed_memory();  // cases' outputs reach megabytes, freed case after case
-  CLI::App app{"chunkmeta: Mamba chunk metadata (cu_chunk_seqlen, seq_idx, last_chunk_indices), a fast "
-               "implementation, and a harness that proves implementations equal to the reference."};
+  CLI::App app{"chunkmeta: chunk metadata for chunked kernels (Mamba's cu_chunk_seqlen, seq_idx, last_chunk_indices; "
+               "FLA's chunk_indices and chunk_offsets), fast implementations, and a harness that proves "
+               "implementations equal to the references."};
   app.set_version_flag("--version", std::string("chunkmeta ") + std::string(kVersion));
   app.require_subcommand(1);
 
-  const std::string impl_help = "Implementation: a built-in one (" + builtin_names() +
+  const std::string spec_help = "The computation: " + harness::spec_names();
+  const std::string impl_help = "Implementation: a built-in one (" + harness::mamba_spec().builtin_names() +
                                 "), cmd:COMMAND (a program speaking the JSON Lines protocol of `compute`), or "
                                 "plugin:PATH[#NAME] (a shared library exporting <chunkmeta/plugin.h>)";
   harness::ResolveOptions resolve;
@@ -333,11 +428,13 @@ int main(int argc, char** argv) {
 
   std::string compute_impl = "fast";
   std::int64_t max_chunks = Limits::kDefaultMaxChunks;
+  std::string compute_spec;
   auto* compute_cmd = app.add_subcommand(
       "compute", "Read workloads as JSON Lines on stdin, write one JSON line per input line on stdout, echoing "
-                 "each line's \"id\". Exit 0 if every line succeeded, 1 if some line was an error, 2 on a usage "
-                 "error.");
+                 "each line's \"id\"; a line's \"spec\" (Mamba's when it has none) picks the computation. Exit 0 "
+                 "if every line succeeded, 1 if some line was an error, 2 on a usage error.");
   compute_cmd->add_option("--impl", compute_impl, impl_help)->capture_default_str();
+  compute_cmd->add_option("--spec", compute_spec, "Accepted for symmetry with check; each line names its own spec");
   // Only lowers the cap: the implementations themselves run with the library's default limits.
   compute_cmd->add_option("--max-chunks", max_chunks,
                           "Refuse workloads needing more chunks (output_too_large); at most the default")
@@ -345,18 +442,20 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{0}, Limits::kDefaultMaxChunks));
 
   std::vector<std::string> verify_impls;
-  properties::SuiteOptions options;
+  engine::SuiteOptions options;
   std::uint64_t seed = 0;
   std::string report_dir;
+  std::string spec_name;
   std::vector<std::filesystem::path> corpus_inputs = {default_corpus(resolve.self_path)};
   auto* verify_cmd = app.add_subcommand(
-      "verify", "Replay the corpus, then run the property suite (differential against the reference, the SPEC "
-                "invariants, metamorphic relations, validation) and print a summary. Exit 0 only if all held.");
-  verify_cmd->add_option("--impl", verify_impls, "Implementations to verify (default: all built-in: " +
-                                                     builtin_names() + ")");
+      "verify", "Replay the corpus, then run each spec's property suite (differential against the reference, the "
+                "SPEC invariants, metamorphic relations, validation) on the built-in implementations and print a "
+                "summary. Exit 0 only if all held.");
+  verify_cmd->add_option("--spec", spec_name, spec_help + " (default: every one)");
+  verify_cmd->add_option("--impl", verify_impls, "Implementations to verify (default: every built-in one)");
   verify_cmd->add_option("--property", options.only, "Run only these properties (default: all)");
   verify_cmd->add_option("--cases", options.cases, "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE)");
-  auto* seed_opt = verify_cmd->add_option("--seed", seed, "RapidCheck seed (default: random, printed on failure)");
+  auto* seed_opt = verify_cmd->add_option("--seed", seed, "Seed of the run (default: random, printed)");
   verify_cmd->add_option("--report-dir", report_dir,
                          "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
   auto* verify_corpus_opt =
@@ -364,15 +463,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> check_impls;
   bool check_no_prefetch = false;
   auto* check_cmd = app.add_subcommand(
-      "check", "Verify any implementation (built-in, cmd:COMMAND or plugin:PATH): replay the corpus, then run "
-               "every implementation property (differential against the reference, the SPEC invariants, the "
-               "metamorphic relations, rejection of invalid input), shrink each failure and write its report. "
+      "check", "Verify any implementation (built-in, cmd:COMMAND or plugin:PATH) of one spec: replay the corpus, "
+               "then run every implementation property (differential against the reference, the SPEC invariants, "
+               "the metamorphic relations, rejection of invalid input), shrink each failure and write its report. "
                "Prints a summary with throughput. Exit 0 only if everything held.");
+  check_cmd->add_option("--spec", spec_name, spec_help + " (default: mamba)");
   check_cmd->add_option("--impl", check_impls, impl_help)->required();
   check_cmd->add_option("--property", options.only, "Run only these properties (default: all)");
   check_cmd->add_option("--cases", options.cases,
                         "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE, or as many as the budget allows)");
-  auto* check_seed_opt = check_cmd->add_option("--seed", seed, "RapidCheck seed (default: random, printed)");
+  auto* check_seed_opt = check_cmd->add_option("--seed", seed, "Seed of the run (default: random, printed)");
   check_cmd->add_option("--time-budget", options.time_budget_seconds,
                         "Seconds for the whole suite, shared evenly between the properties (0: no budget)")
       ->check(CLI::NonNegativeNumber);
@@ -406,13 +506,14 @@ int main(int argc, char** argv) {
                   "report the replay's shrunk failure and skip them)");
   }
 
-
   std::vector<std::string> replay_impls;
   std::vector<std::filesystem::path> replay_inputs;
   bool replay_quiet = false;
   auto* replay_cmd = app.add_subcommand(
-      "replay", "Replay corpus entries or counterexample reports (files or folders) against implementations.");
-  replay_cmd->add_option("--impl", replay_impls, "Implementations (default: all built-in). " + impl_help);
+      "replay", "Replay corpus entries or counterexample reports (files or folders) against implementations, each "
+                "entry against those of its spec.");
+  replay_cmd->add_option("--spec", spec_name, spec_help + " (default: every one)");
+  replay_cmd->add_option("--impl", replay_impls, "Implementations (default: every built-in one). " + impl_help);
   replay_cmd->add_option("files", replay_inputs, "Corpus entries, reports, or folders of them")->required();
   replay_cmd->add_flag("--quiet", replay_quiet, "Print only failures");
 
@@ -426,17 +527,21 @@ int main(int argc, char** argv) {
 
   // Fuzz inputs <-> workloads, and fuzz findings -> shrunk reports.
   std::string fuzz_target = "differential";
-  const std::vector<std::string> fuzz_targets = {"differential", "robustness", "json_line", "request_line"};
+  const std::vector<std::string> decoding_targets = {"differential", "fla_differential", "robustness"};
+  const std::vector<std::string> fuzz_targets = {"differential", "fla_differential", "robustness", "json_line",
+                                                 "request_line", "answer_line"};
   std::vector<std::filesystem::path> decode_inputs;
   auto* decode_cmd = app.add_subcommand("fuzz-decode", "Print the workload (one JSON line) each fuzz input means.");
-  decode_cmd->add_option("--target", fuzz_target, "differential or robustness")->capture_default_str()
-      ->check(CLI::IsMember({"differential", "robustness"}));
+  decode_cmd->add_option("--target", fuzz_target, "differential, fla_differential or robustness")->capture_default_str()
+      ->check(CLI::IsMember(decoding_targets));
   decode_cmd->add_option("files", decode_inputs, "Fuzz inputs or folders of them")->required();
   std::filesystem::path encode_dir;
   std::vector<std::filesystem::path> encode_inputs;
   auto* encode_cmd = app.add_subcommand(
       "fuzz-encode", "Write the workloads of corpus entries / reports as fuzz inputs for a target, named by content hash.");
-  encode_cmd->add_option("--target", fuzz_target, "differential, robustness, json_line or request_line")->capture_default_str()
+  encode_cmd->add_option("--target", fuzz_target,
+                         "differential, fla_differential, robustness, json_line, request_line or answer_line")
+      ->capture_default_str()
       ->check(CLI::IsMember(fuzz_targets));
   encode_cmd->add_option("dir", encode_dir, "Output folder")->required();
   encode_cmd->add_option("files", encode_inputs, "Corpus entries, reports, or folders of them")->required();
@@ -445,13 +550,13 @@ int main(int argc, char** argv) {
   auto* shrink_cmd = app.add_subcommand(
       "fuzz-shrink", "Decode a fuzz finding (crash or mismatch file), shrink its workload while it still fails, "
                      "and write the same report a failing property writes.");
-  shrink_cmd->add_option("--target", fuzz_target, "differential or robustness")->capture_default_str()
-      ->check(CLI::IsMember({"differential", "robustness"}));
+  shrink_cmd->add_option("--target", fuzz_target, "differential, fla_differential or robustness")->capture_default_str()
+      ->check(CLI::IsMember(decoding_targets));
   shrink_cmd->add_option("file", shrink_input, "The finding")->required();
   std::vector<std::string> shrink_impls;
   shrink_cmd->add_option("--impl", shrink_impls,
-                         "Implementations the finding is shrunk against, as the fuzz target ran them (default: all "
-                         "built-in; plugins load in this process, like CHUNKMETA_FUZZ_PLUGIN)");
+                         "Implementations the finding is shrunk against, as the fuzz target ran them (default: every "
+                         "built-in one of the target's specs; plugins load in this process, like CHUNKMETA_FUZZ_PLUGIN)");
   shrink_cmd->add_option("--report-dir", shrink_report_dir, "Where the report goes (default: $CHUNKMETA_REPORT_DIR)");
 
   try {
@@ -461,17 +566,26 @@ int main(int argc, char** argv) {
   }
 
   if (*compute_cmd) {
+    if (!compute_spec.empty() && spec_named(compute_spec) == nullptr) return kExitUsage;
     // Inside `compute` a plugin runs in this process: this process is the isolation.
     harness::ResolveOptions here = resolve;
     here.plugins_in_process = true;
-    auto impls = implementations({compute_impl}, here);
-    if (!impls) return kExitUsage;
-    if (impls->size() != 1) {
-      std::cerr << "chunkmeta: compute needs one implementation; " << compute_impl << " has " << impls->size()
-                << " (name one with plugin:PATH#NAME)\n";
+    // A name that resolves for no spec at all is a usage error now, not an error line per request.
+    bool resolvable = false;
+    std::string why;
+    for (const Spec* spec : harness::all_specs()) {
+      auto found = harness::resolve_implementations(*spec, compute_impl, here);
+      if (auto* not_found = std::get_if<std::string>(&found)) {
+        if (why.empty()) why = *not_found;
+      } else {
+        resolvable = true;
+      }
+    }
+    if (!resolvable) {
+      std::cerr << "chunkmeta: " << why << "\n";
       return kExitUsage;
     }
-    return compute(impls->front(), max_chunks);
+    return compute(compute_impl, here, max_chunks);
   }
 
   if (*keep_cmd) return keep(keep_dir, keep_origin);
@@ -480,39 +594,79 @@ int main(int argc, char** argv) {
   if (*shrink_cmd) {
     harness::ResolveOptions here = resolve;
     here.plugins_in_process = true;
-    auto impls = implementations(shrink_impls, here);
-    if (!impls) return kExitUsage;
-    return fuzz_shrink(fuzz_target, shrink_input, shrink_report_dir, *impls);
+    std::vector<Implementation> impls;
+    const auto target_specs = fuzz_target == "fla_differential"
+                                  ? std::vector<const Spec*>{&harness::fla_chunk_indices_spec(),
+                                                             &harness::fla_chunk_offsets_spec()}
+                                  : std::vector<const Spec*>{&harness::mamba_spec()};
+    for (const Spec* spec : target_specs) {
+      if (!shrink_impls.empty()) {
+        // A plugin's implementations may be of one of the specs only.
+        for (const auto& text : shrink_impls) {
+          auto found = harness::resolve_implementations(*spec, text, here);
+          if (auto* all = std::get_if<std::vector<Implementation>>(&found))
+            for (auto& impl : *all) impls.push_back(std::move(impl));
+        }
+        continue;
+      }
+      for (const auto& impl : spec->builtins()) impls.push_back(impl);
+    }
+    if (impls.empty()) {
+      std::cerr << "chunkmeta: no implementation of the " << fuzz_target << " target's specs in --impl\n";
+      return kExitUsage;
+    }
+    return fuzz_shrink(fuzz_target, shrink_input, shrink_report_dir, impls);
   }
 
   if (*replay_cmd) {
-    auto impls = implementations(replay_impls, resolve);
-    if (!impls) return kExitUsage;
-    return replay_files(*impls, replay_inputs, replay_quiet);
+    std::vector<Implementation> impls;
+    for (const Spec* spec : specs_of(spec_name, true)) {
+      if (replay_impls.empty()) {
+        for (const auto& impl : spec->builtins()) impls.push_back(impl);
+        continue;
+      }
+      auto chosen = implementations(*spec, replay_impls, resolve);
+      // Without --spec, a name of another spec's implementation (a plugin of one spec) is not an error.
+      if (!chosen) {
+        if (!spec_name.empty()) return kExitUsage;
+        continue;
+      }
+      for (auto& impl : *chosen) impls.push_back(std::move(impl));
+    }
+    if (impls.empty()) return kExitUsage;
+    const auto replayed = engine::replay_corpus(impls, replay_inputs);
+    if (!replay_quiet || !replayed.passed()) std::cout << replayed.text;
+    return replayed.passed() ? kExitOk : kExitFailure;
   }
 
-  if (!known_properties(options.only)) return kExitUsage;
+  const auto specs = specs_of(spec_name, static_cast<bool>(*verify_cmd));
+  if (specs.empty()) return kExitUsage;
+  if (!known_properties(specs, options.only)) return kExitUsage;
   if (*seed_opt || *check_seed_opt) options.seed = seed;
   if (!report_dir.empty()) options.report_dir = report_dir;
-  properties::CheckOptions run;
+  engine::CheckOptions run;
   run.corpus = corpus_inputs;
+  run.properties_after_replay_failure = keep_going;
   // A program without its corpus beside it (copied out of its prefix) replays none and says so.
   const bool default_corpus_missing = !*verify_corpus_opt && !*check_corpus_opt && !std::filesystem::exists(corpus_inputs.front());
   if (default_corpus_missing) {
     std::cout << "No corpus beside this program (" << corpus_inputs.front().string() << "); --corpus names one\n";
     run.corpus.clear();
   }
-  run.properties_after_replay_failure = keep_going;
+  std::vector<Run> runs;
   if (*check_cmd) {
-    std::vector<std::pair<std::string, std::shared_ptr<harness::Subprocess>>> processes;
+    Processes processes;
     resolve.processes = &processes;
-    auto impls = implementations(check_impls, resolve);
+    const Spec& spec = *specs.front();
+    auto impls = implementations(spec, check_impls, resolve);
     if (!impls) return kExitUsage;
     for (const auto& [name, process] : processes) process->start_in_background();
     options.include_library = false;
     options.prefetch = !check_no_prefetch;
     // The rerun command repeats the options that change what is sent.
-    std::string rerun = harness::shell_quote(resolve.self_path) + " check --impl {implementation} --property {property}";
+    std::string rerun = harness::shell_quote(resolve.self_path) + " check";
+    if (&spec != &harness::mamba_spec()) rerun += " --spec " + std::string(spec.name());
+    rerun += " --impl {implementation} --property {property} --seed {seed}";
     if (resolve.valid_only) rerun += " --valid-only";
     if (resolve.plugins_in_process) rerun += " --in-process";
     if (*check_cmd->get_option("--timeout")) {
@@ -522,12 +676,17 @@ int main(int argc, char** argv) {
     }
     options.rerun_command = rerun;
     run.suite = options;
-    return run_verification(*impls, run, &processes);
+    runs.push_back({&spec, std::move(*impls)});
+    return run_verification(runs, run, &processes);
   }
 
-  auto impls = implementations(verify_impls, resolve);
-  if (!impls) return kExitUsage;
-  options.rerun_command = harness::shell_quote(resolve.self_path) + " verify --impl {implementation} --property {property}";
+  for (const Spec* spec : specs) {
+    auto impls = implementations(*spec, verify_impls, resolve);
+    if (!impls) return kExitUsage;
+    runs.push_back({spec, std::move(*impls)});
+  }
+  options.rerun_command = harness::shell_quote(resolve.self_path) +
+                          " verify --spec {spec} --impl {implementation} --property {property} --seed {seed}";
   run.suite = options;
-  return run_verification(*impls, run, nullptr);
+  return run_verification(runs, run, nullptr);
 }

@@ -1,6 +1,12 @@
-/* chunkmeta plugin ABI, version 1: how a shared library offers implementations
- * of the chunk metadata computation to `chunkmeta check --impl plugin:PATH`
- * and to the differential fuzz target (CHUNKMETA_FUZZ_PLUGIN=PATH).
+/* chunkmeta plugin ABI: how a shared library offers implementations of the
+ * family's computations to `chunkmeta check --impl plugin:PATH` and to the
+ * differential fuzz targets (CHUNKMETA_FUZZ_PLUGIN=PATH).
+ *
+ * Version 2 (below version 1) serves every spec: each implementation names the
+ * spec it computes ("mamba", "fla.chunk_indices", "fla.chunk_offsets") and
+ * writes that spec's outputs, in its order, into generic int32 buffers.
+ * Version 1 is Mamba's alone and stays supported as it is: a library may
+ * export either entry point (version 2 is read when both are there).
  *
  * Plain C, so a plugin can be written in C, C++, Rust or anything with a C FFI.
  * A plugin exports one function, named by CHUNKMETA_PLUGIN_ENTRY_V1, that returns a
@@ -97,6 +103,55 @@ typedef struct chunkmeta_plugin_v1 {
  * Define it with CHUNKMETA_PLUGIN_EXPORT so it stays visible under -fvisibility=hidden:
  *   CHUNKMETA_PLUGIN_EXPORT const chunkmeta_plugin_v1* chunkmeta_get_plugin_v1(void) { return &table; } */
 typedef const chunkmeta_plugin_v1* (*chunkmeta_plugin_entry_v1)(void);
+
+/* ---- Version 2: any spec ---- */
+
+#define CHUNKMETA_PLUGIN_ABI_VERSION_2 2
+#define CHUNKMETA_PLUGIN_ENTRY_V2 "chunkmeta_get_plugin_v2"
+#define CHUNKMETA_MAX_OUTPUTS 4
+
+/* One workload in the family's one input domain, values 64-bit so that invalid
+ * input arrives as it is. A spec that does not read computed tokens gets none
+ * (num_computed_tokens NULL, length 0). */
+typedef struct chunkmeta_workload_v2 {
+  const char* spec;                   /* the spec's name, e.g. "fla.chunk_indices" */
+  int64_t chunk_size;
+  const int64_t* num_computed_tokens; /* mamba: one per row */
+  int64_t num_computed_tokens_length;
+  const int64_t* offsets;             /* query_start_loc (mamba) or cu_seqlens (fla) */
+  int64_t offsets_length;
+  uint32_t dtype_bits;                /* 32 or 64: the integer type of the engine's offsets tensor */
+} chunkmeta_workload_v2;
+
+/* The spec's outputs in its order (mamba: cu_chunk_seqlen, seq_idx,
+ * last_chunk_indices; fla.chunk_indices: chunk_indices, its N rows (i, j) as
+ * 2N entries; fla.chunk_offsets: chunk_offsets), as int32 entries. Sizes and
+ * capacities count entries; status and errors as in version 1. */
+typedef struct chunkmeta_output_v2 {
+  int32_t* arrays[CHUNKMETA_MAX_OUTPUTS];
+  int64_t capacities[CHUNKMETA_MAX_OUTPUTS];
+  int64_t sizes[CHUNKMETA_MAX_OUTPUTS];
+  const char* error_code;
+  const char* error_field;
+  int64_t error_index;
+} chunkmeta_output_v2;
+
+typedef struct chunkmeta_implementation_v2 {
+  const char* name;        /* short, no spaces: "my-fast" */
+  const char* description; /* one line for people */
+  const char* spec;        /* the spec it computes: "mamba", "fla.chunk_indices", ... */
+  uint32_t flags;          /* chunkmeta_flags */
+  int (*compute)(const chunkmeta_workload_v2* workload, chunkmeta_output_v2* output);
+} chunkmeta_implementation_v2;
+
+typedef struct chunkmeta_plugin_v2 {
+  uint32_t abi_version; /* CHUNKMETA_PLUGIN_ABI_VERSION_2 */
+  uint32_t implementation_count;
+  const chunkmeta_implementation_v2* implementations;
+} chunkmeta_plugin_v2;
+
+/* `const chunkmeta_plugin_v2* chunkmeta_get_plugin_v2(void);`, defined with CHUNKMETA_PLUGIN_EXPORT. */
+typedef const chunkmeta_plugin_v2* (*chunkmeta_plugin_entry_v2)(void);
 
 #ifdef __cplusplus
 }

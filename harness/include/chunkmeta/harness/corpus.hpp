@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "chunkmeta/harness/report.hpp"
+#include "chunkmeta/harness/spec.hpp"
 
 namespace chunkmeta::harness {
 
 struct CorpusEntry {
   std::filesystem::path path;
+  const Spec* spec = nullptr;  // the workload's ("spec" in it; Mamba without)
   Workload workload;
   std::optional<Outcome> expected;  // the reference outcome stored with the entry, if any
 };
@@ -28,7 +30,8 @@ std::vector<std::filesystem::path> corpus_files(const std::vector<std::filesyste
 std::vector<std::filesystem::path> corpus_files_any(const std::vector<std::filesystem::path>& inputs);
 
 // Replays one entry: the stored expectation against today's reference, then
-// the oracle on each implementation. Returns one counterexample per failure.
-std::vector<Counterexample> replay(const CorpusEntry& entry, const std::vector<Implementation>& implementations);
+// the oracle on each implementation of the entry's spec (the others are not
+// sent it). Returns one counterexample per failure.
+std::vector<Counterexample> replay(const CorpusEntry& entry, std::span<const Implementation> implementations);
 
 }  // namespace chunkmeta::harness

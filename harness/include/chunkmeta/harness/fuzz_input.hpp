@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "chunkmeta/types.hpp"
+#include "chunkmeta/harness/workload.hpp"
 
 namespace chunkmeta::harness {
 
@@ -24,6 +24,13 @@ Workload decode_valid_workload(std::span<const std::uint8_t> bytes);
 // The inverse for a valid workload (all tags 0); nullopt if the workload is
 // beyond the decoder's budget and would not decode to itself.
 std::optional<std::vector<std::uint8_t>> encode_valid_workload(const Workload& workload);
+
+// A valid workload of the FLA specs (computed tokens all zero) from the same
+// bytes; byte 0's top bit is the dtype (int64 when set), its other bits are
+// the fuzz target's (the implementation it picks).
+Workload decode_valid_cu_seqlens(std::span<const std::uint8_t> bytes);
+// The inverse for a workload without computed tokens (byte 0 picks the first implementation).
+std::optional<std::vector<std::uint8_t>> encode_valid_cu_seqlens(const Workload& workload);
 
 // Arbitrary, mostly invalid workloads (the robustness target): raw 64-bit
 // chunk size and entries, and array lengths that need not match.

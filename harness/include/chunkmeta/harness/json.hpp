@@ -1,4 +1,7 @@
-// JSON forms of workloads, results and errors (the CLI protocol and reports).
+// JSON forms of workloads, outcomes and errors: the CLI protocol (JSON Lines),
+// reports and corpus entries. The DOM reading (nlohmann) is the definition;
+// the compact hand reader that serves traffic and the binary answer frames
+// are fast paths that agree with it (fuzz/request_line.cpp, fuzz/answer_line.cpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,28 +17,40 @@ namespace chunkmeta::harness {
 using Json = nlohmann::ordered_json;
 
 // A line of input that is not a workload at all: malformed JSON, a missing,
-// unknown or repeated key, a value of the wrong type. Library validation errors are Error.
+// unknown or repeated key, an unknown spec, a value of the wrong type.
+// Library validation errors are Error.
 struct InputError {
-  std::string code;   // malformed_json, missing_key, unknown_key, duplicate_key, wrong_type, value_too_large
+  std::string code;   // malformed_json, missing_key, unknown_key, duplicate_key, unknown_spec, wrong_type, value_too_large
   std::string field;  // "" for the line as a whole
   std::int64_t index = Error::kNoIndex;
   std::string message;
 };
 
-Json to_json(const Workload& workload);
-Json to_json(const ChunkMetadata& result);
-Json to_json(const Outcome& outcome);  // the result, or {"error": {...}}
+// A workload in its spec's words: Mamba's as it always was,
+//   {"chunk_size", "num_computed_tokens", "query_start_loc"};
+// another spec's named, with its offsets' field and (when int64) the dtype,
+//   {"spec": "fla.chunk_indices", "chunk_size", "cu_seqlens", "dtype": "int64"}.
+Json to_json(const Spec& spec, const Workload& workload);
+// Outputs by name, in the spec's order; a 2-column array as [[a, b], ...].
+Json to_json(const Spec& spec, const Arrays& arrays);
+Json to_json(const Spec& spec, const Outcome& outcome);  // the outputs, or {"error": {...}}
 Json error_json(const Error& error);   // {"error": {code, field, index, message}}
 Json error_json(const InputError& error);
 
-std::variant<Workload, InputError> parse_workload(const Json& value);
-std::variant<Workload, InputError> parse_workload_line(std::string_view line);
+struct SpecWorkload {
+  const Spec* spec = nullptr;
+  Workload workload;
+};
+// The "spec" key names the spec (no key: Mamba); its own keys give the workload.
+std::variant<SpecWorkload, InputError> parse_workload(const Json& value);
+std::variant<SpecWorkload, InputError> parse_workload_line(std::string_view line);
 
 // One line of the JSON Lines protocol: a workload, and the "id" the answer
 // must echo (null when the line has none, or when its id is not an unsigned
 // integer: that line is refused with wrong_type at "id").
 struct Request {
   Json id;
+  const Spec* spec = nullptr;  // the line's spec (Mamba without "spec"); null when unreadable
   std::variant<Workload, InputError> workload;
 };
 // The protocol's definition: the line read as a DOM, strictly (no NUL byte, no
@@ -56,43 +71,44 @@ Json failure_json(const Misbehaviour& misbehaviour);
 std::string dump_line(const Json& value);
 
 // The hot lines of the protocol written without a DOM (a result can hold
-// millions of entries): byte for byte dump_line(answer_json(id, to_json(x))).
-std::string result_line(const Json& id, const ChunkMetadata& result);
-std::string request_line(std::uint64_t id, const Workload& workload);
+// millions of entries): byte for byte dump_line(answer_json(id, to_json(...))).
+std::string result_line(const Json& id, const Spec& spec, const Arrays& arrays);
+std::string request_line(std::uint64_t id, const Spec& spec, const Workload& workload);
 
 // The library's spelling of a field name ("query_start_loc", ...), nullopt if unknown.
 std::optional<std::string_view> known_field(std::string_view name);
 
-// A result answer line read without building a DOM (a result can hold millions
-// of entries): an object with "cu_chunk_seqlen", "seq_idx" and
-// "last_chunk_indices" as arrays of int32 values and, optionally, an unsigned
-// "id", in any order. nullopt for anything else (an error, a failure, another
-// key, a repeated key, not JSON); parse that as a DOM, whose reading is the
-// definition: wherever this accepts a line, parse_outcome() gives the same result.
+// A result answer: its id (an unsigned "id", if any) and its outputs.
 struct ResultLine {
   std::optional<std::uint64_t> id;
-  ChunkMetadata result;
+  Arrays arrays;
 };
-std::optional<ResultLine> parse_result_line(std::string_view line);
+// The compact answers chunkmeta's own writers and compact JSON dumps produce,
+// read without a DOM: nullopt for anything else (an error, a failure, another
+// key, a repeated key, whitespace, not JSON), which is for parse_outcome to
+// read from the DOM. Wherever this reads a line, the DOM reads the same.
+std::optional<ResultLine> parse_result_line(const Spec& spec, std::string_view line);
 
-// Reads an outcome written by to_json(Outcome); nullopt if it is not one.
-std::optional<Outcome> parse_outcome(const Json& value);
+// Reads an outcome written by to_json(spec, Outcome); nullopt if it is not one.
+std::optional<Outcome> parse_outcome(const Spec& spec, const Json& value);
 
 // The binary answer, opt-in per process. The harness starts every `cmd:`
 // program with CHUNKMETA_ANSWER_ENCODING=int32le in its environment; such a
 // program may then answer a result (never an error or a failure) with a header
 // line and, right after its newline, the entries as little-endian int32:
 //   {"id":N,"int32le":[a,b,c]}\n  + 4*(a+b+c) bytes
-// (cu_chunk_seqlen's a entries, seq_idx's b, last_chunk_indices's c). Any line
-// may still be JSON. Text costs far more than the numbers: Python's json writes
-// ~200 ns per entry, a tensor's bytes ~20.
+// (one count per output array, in the spec's order: Mamba's cu_chunk_seqlen,
+// seq_idx, last_chunk_indices; FLA's one array, 2N entries for chunk_indices).
+// Any line may still be JSON. Text costs far more than the numbers: Python's
+// json writes ~200 ns per entry, a tensor's bytes ~20.
 inline constexpr const char* kAnswerEncodingVariable = "CHUNKMETA_ANSWER_ENCODING";
 inline constexpr std::string_view kInt32le = "int32le";
 // The payload's size if `line` is an int32le header, else nullopt (any other line).
 std::optional<std::size_t> int32le_payload_bytes(std::string_view line);
-// The answer of a header and its payload (of the size the header gives).
-std::optional<ResultLine> parse_int32le_answer(std::string_view header, std::string_view payload);
+// The answer of a header and its payload (of the size the header gives), for
+// a spec with as many outputs as the header has counts.
+std::optional<ResultLine> parse_int32le_answer(const Spec& spec, std::string_view header, std::string_view payload);
 // A header line, its newline and the payload.
-std::string int32le_answer(const Json& id, const ChunkMetadata& result);
+std::string int32le_answer(const Json& id, const Arrays& arrays);
 
 }  // namespace chunkmeta::harness

@@ -7,13 +7,14 @@
 #include <variant>
 #include <vector>
 
-#include "chunkmeta/harness/oracle.hpp"
+#include "chunkmeta/harness/implementation.hpp"
 
 namespace chunkmeta::harness {
 
-// `spec` is PATH (every implementation in the library) or PATH#NAME (one).
-// Each is named "plugin:PATH#NAME". Returns a sentence saying what is wrong
-// otherwise (cannot load, no entry point, ABI version, unknown NAME).
-std::variant<std::vector<Implementation>, std::string> load_plugin(const std::string& spec);
+// `text` is PATH (every implementation in the library) or PATH#NAME (one).
+// Each is named "plugin:PATH#NAME" and computes the spec it names (ABI
+// version 2) or Mamba's (version 1). Returns a sentence saying what is wrong
+// otherwise (cannot load, no entry point, ABI version, unknown spec or NAME).
+std::variant<std::vector<Implementation>, std::string> load_plugin(const std::string& text);
 
 }  // namespace chunkmeta::harness

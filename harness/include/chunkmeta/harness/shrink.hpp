@@ -1,13 +1,15 @@
-// Workload-level shrinking, shared by the property suite (as RapidCheck's
-// shrinker) and by anything that holds a failing workload (fuzz findings).
+// Workload-level shrinking: the one shrinker, shared by the run loop (for
+// every property's cases) and by anything that holds a failing workload (a
+// failing corpus entry, a fuzz finding).
 #pragma once
 
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
-#include "chunkmeta/types.hpp"
+#include "chunkmeta/harness/oracle.hpp"
 
 namespace chunkmeta::harness {
 
@@ -17,7 +19,9 @@ namespace chunkmeta::harness {
 struct ShrinkStep {
   // cut_new_tokens: set_new_tokens on a row holding much of a huge output, tried first.
   // clear_rows: rows [row, row + count) get 0 computed and 0 new tokens (huge batches only).
-  enum class Kind { cut_new_tokens, remove_rows, clear_rows, set_offset, set_chunk_size, set_computed, set_new_tokens };
+  // narrow_dtype: int64 offsets to int32, the engine's usual (last: the simplest change).
+  enum class Kind { cut_new_tokens, remove_rows, clear_rows, set_offset, set_chunk_size, set_computed, set_new_tokens,
+                    narrow_dtype };
   Kind kind{};
   std::size_t row = 0;    // first row (remove_rows, clear_rows) or the row edited
   std::size_t count = 0;  // rows removed or cleared
@@ -38,7 +42,7 @@ inline constexpr std::size_t kManyRows = 1024;
 // size, then smaller computed tokens (same residue first) and fewer new tokens
 // per row. Each step strictly decreases (rows, q[0], C, computed, new tokens),
 // so repeated shrinking terminates; chunk sizes that would multiply the
-// number of chunks by more than 4 (or grow it past kHugeOutputChunks) are
+// number of chunks by more than 4 (or grow it past 65,536) are
 // skipped, so a step never costs much more than the failure.
 std::vector<ShrinkStep> shrink_steps(const Workload& workload);
 Workload apply(const Workload& workload, const ShrinkStep& step);
@@ -78,5 +82,17 @@ struct ShrinkOptions {
 Shrunk shrink_batched(Workload workload,
                       const std::function<std::optional<std::size_t>(std::span<const Workload>)>& first_failing,
                       const ShrinkOptions& options = {});
+
+// A failing workload (a fuzz finding, a failing corpus entry) shrunk while an
+// implementation still fails on it the way it did (the same kind of finding;
+// valid workloads only: the shrinker keeps validity), then the counterexamples
+// of the smallest one reached, each with its status ("minimal", or "not fully
+// shrunk (why)" when options.stop_requested ended it). Candidates go to an
+// implementation in batches (compute_batch: one round trip for a subprocess).
+// `on_smaller` is told each smaller failing case as it is found (options'
+// own on_smaller is replaced). Empty if nothing fails.
+std::vector<Counterexample> shrink_failure(const Workload& found, std::span<const Implementation> implementations,
+                                           const std::string& property, ShrinkOptions options = {},
+                                           const std::function<void(const Counterexample&)>& on_smaller = nullptr);
 
 }  // namespace chunkmeta::harness

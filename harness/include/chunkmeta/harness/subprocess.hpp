@@ -9,12 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "chunkmeta/harness/oracle.hpp"
+#include "chunkmeta/harness/implementation.hpp"
 
 namespace chunkmeta::harness {
 
 struct SubprocessOptions {
-  std::string command;             // run as /bin/sh -c COMMAND, in its own process group
+  // Run as /bin/sh -c COMMAND in a process group of its own, under a guard
+  // that kills the group when this process ends, however it ends: an
+  // implementation never outlives the harness that started it.
+  std::string command;
   double timeout_seconds = 10.0;   // per case: the longest wait for one answer
   std::size_t window = 512;        // lines in flight before the harness waits for answers
   std::size_t max_answer_bytes = std::size_t{1} << 28;  // a longer line is malformed output
@@ -31,7 +34,8 @@ struct SubprocessStats {
 
 class Subprocess {
  public:
-  explicit Subprocess(SubprocessOptions options);
+  // A program that computes `spec` (each request line names it, Mamba's excepted).
+  Subprocess(SubprocessOptions options, const Spec& spec);
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
@@ -46,6 +50,10 @@ class Subprocess {
   // (the corpus replay, recording a property's cases) instead of the first run().
   void start_in_background();
 
+  // While shrinking, an answer gets 10x the slowest so far (at least 0.5 s, at
+  // most the timeout), as after a first hang: a runaway candidate is cut short.
+  void set_shrinking(bool shrinking);
+
   const SubprocessStats& stats() const noexcept;
   const SubprocessOptions& options() const noexcept;
 
@@ -56,7 +64,7 @@ class Subprocess {
 
 // An Implementation backed by one Subprocess (shared by the copies of it);
 // compute_batch is set, so the property suite prefetches through the pipe.
-Implementation subprocess_implementation(std::string name, const SubprocessOptions& options,
+Implementation subprocess_implementation(std::string name, const Spec& spec, const SubprocessOptions& options,
                                          std::shared_ptr<Subprocess>* handle = nullptr);
 
 }  // namespace chunkmeta::harness

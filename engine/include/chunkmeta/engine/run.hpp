@@ -1,0 +1,108 @@
+// The run loop: for each property, draw its cases from one seed (small cases
+// first), ask the implementation for their answers in batches (ahead of the
+// judging, on another thread, through an implementation that answers in
+// batches), judge them, and shrink the first failure with the project's
+// shrinker, writing its report as it shrinks. `chunkmeta verify`, `chunkmeta
+// check`, the gtest suite and Python's check() all run this loop.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chunkmeta/engine/property.hpp"
+#include "chunkmeta/harness/report.hpp"
+
+namespace chunkmeta::engine {
+
+struct SuiteOptions {
+  int cases = 0;            // per property, exactly (times its case_share); 0: default_cases * case_scale()
+  int default_cases = 1000;
+  std::optional<std::uint64_t> seed;  // else $CHUNKMETA_SEED, else random (drawn once per process)
+  bool write_reports = true;
+  std::filesystem::path report_dir;   // empty: harness::default_report_dir()
+  std::string rerun_command;          // how to rerun one property; {property} {implementation} {seed} {spec} are replaced
+  std::vector<std::string> only;      // run only these properties (empty: all)
+  bool include_library = true;        // also run the Scope::library properties
+  bool stop_at_first_failure = false; // the mutant catalogue needs only the first counterexample
+  // Wall-clock budget for the whole suite (0: none). Each property gets an even
+  // share of what is left and runs in rounds (seed, seed+1, ...) until its share
+  // or its case count is used up; without `cases`, a budget alone sets no limit.
+  double time_budget_seconds = 0;
+  bool prefetch = true;               // batch answers through compute_batch when the implementation has it
+  // Polled before every case and shrink step: once true, the run ends at once,
+  // keeping a shrink in progress as its smallest failure so far.
+  std::function<bool()> stop_requested;
+  // When the whole run must end (set by run_suite from time_budget_seconds):
+  // generation and shrinking both stop there, keeping the smallest failure.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Seconds one failure may spend shrinking before its smallest case so far is
+  // reported as "not fully shrunk" (0: no limit). After a property of the
+  // implementation has a minimal report, later ones get at most 10 s.
+  double shrink_budget_seconds = 60;
+  // The shrink phase: false reports each failure as found ("not fully shrunk
+  // (the shrink phase is off)"), as Hypothesis's phases without Phase.shrink.
+  bool shrink = true;
+  // Told, as they happen, of failures found (written out at once, marked
+  // "shrinking") and of a long shrink's progress.
+  std::function<void(std::string_view)> progress;
+};
+
+// The seed a run uses: options.seed, else $CHUNKMETA_SEED, else a random one
+// (drawn once per process).
+std::uint64_t seed_of(const SuiteOptions& options);
+
+// Where reports go: options.report_dir, else harness::default_report_dir().
+std::filesystem::path report_dir_of(const SuiteOptions& options);
+
+// Scale for every default case count: CHUNKMETA_CASE_SCALE (a soak run sets 100).
+double case_scale();
+
+struct PropertyResult {
+  std::string property;
+  std::string implementation;
+  bool passed = false;
+  int cases = 0;        // cases that passed
+  int shrinks = 0;      // accepted shrink steps (failures only)
+  std::uint64_t seed = 0;
+  std::string message;  // what failed when there is no counterexample to show
+  std::map<std::string, int> edge_classes;  // class -> cases that hit it
+  int rounds = 0;                  // runs of the loop (more than 1 under a time budget)
+  double seconds = 0;              // wall time of the property
+  double implementation_seconds = 0;  // of which waiting for the implementation (calls and batches)
+  long long implementation_calls = 0;  // workloads sent to the implementation
+  long long prefetched = 0;        // of which answered in batches
+  bool skipped = false;            // not applicable to the implementation (sends invalid input)
+  std::string stopped;             // why the run ended early ("interrupted", ...); empty if it did not
+  std::string duplicate_of;        // an earlier property of the same run that reported the same bug
+  std::optional<harness::Counterexample> counterexample;
+  std::optional<harness::WrittenFiles> files;
+};
+
+// One property (of the implementation's spec's table) on one implementation.
+PropertyResult run_property(const Property& property, const Implementation& implementation,
+                            const SuiteOptions& options);
+
+struct SuiteResult {
+  const PropertyTable* table = nullptr;
+  std::vector<PropertyResult> properties;
+  bool passed() const;       // no failure, and not interrupted
+  bool interrupted() const;  // stopped by stop_requested
+  int cases() const;
+  double seconds() const;
+  double implementation_seconds() const;
+};
+
+// Runs the selected properties in order.
+SuiteResult run_suite(const PropertyTable& table, const Implementation& implementation, const SuiteOptions& options);
+
+// Text summary: properties, cases, edge classes seen, failures with report paths.
+std::string summarize(const std::vector<SuiteResult>& results);
+
+}  // namespace chunkmeta::engine

@@ -1,0 +1,175 @@
+#include "chunkmeta/engine/check.hpp"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "chunkmeta/harness/corpus.hpp"
+#include "chunkmeta/harness/shrink.hpp"
+#include "shrink_watch.hpp"
+
+namespace chunkmeta::engine {
+
+ReplayResult replay_corpus(const std::vector<harness::Implementation>& implementations,
+                           const std::vector<std::filesystem::path>& inputs) {
+  ReplayResult result;
+  std::ostringstream text;
+  const auto files = harness::corpus_files(inputs);
+  int of_other_specs = 0;
+  for (const auto& file : files) {
+    auto loaded = harness::load_corpus_entry(file);
+    if (auto* why = std::get_if<std::string>(&loaded)) {
+      text << "unreadable corpus entry: " << *why << "\n";
+      ++result.unreadable;
+      continue;
+    }
+    const auto& entry = std::get<harness::CorpusEntry>(loaded);
+    const bool ours = std::any_of(implementations.begin(), implementations.end(),
+                                  [&](const harness::Implementation& impl) { return impl.spec == entry.spec; });
+    if (!ours) {
+      ++of_other_specs;
+      continue;
+    }
+    ++result.files;
+    for (auto& cx : harness::replay(entry, implementations)) {
+      text << harness::render(cx);
+      result.failures.push_back(std::move(cx));
+    }
+  }
+  text << "Replay: " << result.files << " files x " << implementations.size() << " implementations, "
+       << result.failures.size() << " failures, " << result.unreadable << " unreadable";
+  if (of_other_specs > 0) text << " (" << of_other_specs << " entries of other specs)";
+  text << "\n";
+  result.text = text.str();
+  return result;
+}
+
+bool ReplayResult::failed(const std::string& implementation) const {
+  return std::any_of(failures.begin(), failures.end(),
+                     [&](const harness::Counterexample& cx) { return cx.implementation == implementation; });
+}
+
+namespace {
+
+// The corpus entries are real failing workloads: for each kind of finding of
+// `impl`, its smallest failing entry is shrunk (through the implementation, in
+// batches) and written out, announced at once and replaced as it shrinks.
+void report_replay_failures(const harness::Implementation& impl, ReplayResult& replay, const SuiteOptions& options) {
+  std::map<harness::FindingKind, const harness::Counterexample*> smallest;
+  const auto size = [&impl](const Workload& w) {
+    return std::pair(w.rows(), harness::to_json(*impl.spec, w).dump().size());
+  };
+  for (const auto& cx : replay.failures) {
+    if (cx.implementation != impl.name) continue;
+    auto& best = smallest[cx.finding.kind];
+    if (best == nullptr || size(cx.workload) < size(best->workload)) best = &cx;
+  }
+  std::ostringstream text;
+  for (const auto& [kind, found] : smallest) {
+    Reported reported;
+    std::string error;
+    if (impl.spec->validate(found->workload)) {
+      // Invalid input cannot be shrunk (every shrink step keeps a workload valid): reported as found.
+      reported.counterexample = *found;
+      if (options.write_reports) reported.files = harness::write_counterexample(*found, report_dir_of(options), &error);
+    } else {
+      detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
+      harness::Counterexample first = *found;
+      watch.on_failure(first);
+      harness::ShrinkOptions shrink;
+      shrink.stop_requested = [&watch] { return watch.should_stop(); };
+      if (impl.shrinking) impl.shrinking(true);
+      auto shrunk = harness::shrink_failure(found->workload, std::span<const harness::Implementation>(&impl, 1),
+                                            found->property, shrink,
+                                            [&watch](const harness::Counterexample& smaller) {
+                                              harness::Counterexample copy = smaller;
+                                              watch.on_failure(copy);
+                                            });
+      if (impl.shrinking) impl.shrinking(false);
+      // It may not fail again (a flaky implementation): then the entry as found is the report.
+      reported.counterexample = shrunk.empty() ? *found : std::move(shrunk.front());
+      reported.files = watch.finish(reported.counterexample, &error);
+    }
+    text << harness::render(reported.counterexample, reported.files);
+    if (options.write_reports && !reported.files) text << "(could not write the report: " << error << ")\n";
+    replay.reported.push_back(std::move(reported));
+  }
+  replay.text += text.str();
+}
+
+}  // namespace
+
+std::string corpus_line(const std::vector<std::filesystem::path>& corpus) {
+  if (corpus.empty()) return "Corpus: none\n";
+  std::string places;
+  std::vector<std::filesystem::path> present;
+  for (const auto& place : corpus) {
+    places += (places.empty() ? "" : ", ") + place.string();
+    if (std::filesystem::exists(place)) {
+      present.push_back(place);
+    } else {
+      places += " (missing)";
+    }
+  }
+  const auto entries = harness::corpus_files(present).size();
+  return "Corpus: " + places + " (" + std::to_string(entries) + (entries == 1 ? " entry" : " entries") + ")\n";
+}
+
+bool CheckResult::passed() const {
+  if (!replay.passed()) return false;
+  for (const auto& suite : suites) {
+    if (!suite.passed()) return false;
+  }
+  return true;
+}
+
+std::string CheckResult::verdict() const {
+  if (passed()) return "VERIFIED: every property held\n";
+  bool failed = !replay.passed();
+  bool interrupted = false;
+  for (const auto& suite : suites) {
+    interrupted = interrupted || suite.interrupted();
+    for (const auto& p : suite.properties) failed = failed || !p.passed;
+  }
+  if (!failed && interrupted) return "NOT VERIFIED: interrupted before the properties ran to the end (no failure so far)\n";
+  return std::string("NOT VERIFIED: see the counterexamples above") +
+         (interrupted ? " (interrupted: a case marked \"not fully shrunk\" is the smallest found)" : "") + "\n";
+}
+
+CheckResult check(const PropertyTable& table, const std::vector<harness::Implementation>& implementations,
+                  const CheckOptions& options) {
+  const auto tell = [&options](const std::string& what) {
+    if (options.progress) options.progress(what);
+  };
+  CheckResult result;
+  SuiteOptions suite = options.suite;
+  if (!suite.progress) suite.progress = options.progress;
+  if (!options.corpus.empty()) {
+    tell("Replaying the corpus...\n");
+    result.replay = replay_corpus(implementations, options.corpus);
+    tell(result.replay.text);
+    const std::size_t before = result.replay.text.size();
+    for (const auto& impl : implementations) {
+      if (result.replay.failed(impl.name)) report_replay_failures(impl, result.replay, suite);
+    }
+    if (result.replay.text.size() > before) tell("Smallest failing corpus workloads, shrunk:\n" + result.replay.text.substr(before));
+  }
+  for (const auto& impl : implementations) {
+    if (!options.generate) break;
+    if (result.replay.failed(impl.name) && !options.properties_after_replay_failure) {
+      tell("Properties not run for " + impl.name +
+           ": its corpus replay already fails (the shrunk counterexample above); fix that first, or ask for the "
+           "properties anyway (--keep-going).\n");
+      continue;
+    }
+    tell("Verifying " + impl.name + " (" + impl.description + ")" +
+         (impl.rejects_invalid_input ? "" : ", valid workloads only") + ", seed " + std::to_string(seed_of(suite)) +
+         "...\n");
+    result.suites.push_back(run_suite(table, impl, suite));
+    suite.include_library = false;
+  }
+  result.text = (options.corpus.empty() ? "" : result.replay.text) + summarize(result.suites) + result.verdict();
+  return result;
+}
+
+}  // namespace chunkmeta::engine

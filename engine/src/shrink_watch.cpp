@@ -1,0 +1,94 @@
+#include "shrink_watch.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace chunkmeta::engine::detail {
+namespace {
+
+// Disk writes and progress lines while shrinking, at most this often: a shrink
+// may take hundreds of steps a second. A write that takes long (a report of
+// millions of output entries) waits ten times its own duration before the next,
+// so reports never cost more than a tenth of the run.
+constexpr auto kWriteEvery = std::chrono::milliseconds(250);
+constexpr auto kTellEvery = std::chrono::seconds(2);
+
+std::string rows(const Workload& workload) {
+  const auto n = workload.rows();
+  return std::to_string(n) + (n == 1 ? " row" : " rows");
+}
+
+}  // namespace
+
+ShrinkWatch::ShrinkWatch(const SuiteOptions& options, std::string label)
+    : options_(options), label_(std::move(label)) {
+  if (options.write_reports) slot_.emplace(report_dir_of(options));
+}
+
+void ShrinkWatch::tell(const std::string& text) const {
+  if (options_.progress) options_.progress(text);
+}
+
+void ShrinkWatch::write(const harness::Counterexample& counterexample) {
+  const auto start = Clock::now();
+  if (slot_) {
+    std::string ignored;  // an intermediate write that fails is retried by the next one, and the final one says why
+    slot_->write(counterexample, &ignored, false);
+  }
+  last_write_ = Clock::now();
+  write_gap_ = std::max<Clock::duration>(kWriteEvery, 10 * (last_write_ - start));
+}
+
+void ShrinkWatch::on_failure(harness::Counterexample& counterexample) {
+  counterexample.status = harness::kShrinking;
+  const harness::Counterexample& shrinking = counterexample;
+  const auto now = Clock::now();
+  if (failures_++ == 0) {
+    first_failure_ = now;
+    last_told_ = now;
+    write(shrinking);
+    std::ostringstream line;
+    line << "FAILING " << label_ << ": " << harness::to_string(counterexample.finding.kind) << ": "
+         << counterexample.finding.summary << " (" << rows(counterexample.workload) << "); shrinking";
+    if (slot_ && slot_->files()) line << ", report: " << slot_->files()->report.string();
+    tell(line.str() + "\n");
+    return;
+  }
+  if (now - last_write_ >= write_gap_) write(shrinking);
+  if (now - last_told_ >= kTellEvery) {
+    last_told_ = now;
+    std::ostringstream line;
+    line << "  shrinking " << label_ << ": " << rows(counterexample.workload) << " after " << failures_ - 1
+         << " steps, " << std::fixed << std::setprecision(1)
+         << std::chrono::duration<double>(now - first_failure_).count() << " s\n";
+    tell(line.str());
+  }
+}
+
+bool ShrinkWatch::should_stop() {
+  if (!stop_reason_.empty()) return true;
+  const auto now = Clock::now();
+  if (options_.stop_requested && options_.stop_requested()) {
+    stop_reason_ = "interrupted";
+  } else if (failing() && !options_.shrink) {
+    stop_reason_ = "the shrink phase is off";
+  } else if (options_.deadline && now >= *options_.deadline) {
+    stop_reason_ = "the time budget was used up";
+  } else if (failing() && options_.shrink_budget_seconds > 0 &&
+             std::chrono::duration<double>(now - first_failure_).count() >= options_.shrink_budget_seconds) {
+    std::ostringstream why;
+    why << "the shrink budget of " << options_.shrink_budget_seconds << " s was used up";
+    stop_reason_ = why.str();
+  }
+  return !stop_reason_.empty();
+}
+
+std::optional<harness::WrittenFiles> ShrinkWatch::finish(harness::Counterexample& counterexample, std::string* error) {
+  counterexample.status = stop_reason_.empty() || !failing() ? harness::kMinimal
+                                                             : "not fully shrunk (" + stop_reason_ + ")";
+  if (!slot_) return std::nullopt;
+  return slot_->write(counterexample, error, true);
+}
+
+}  // namespace chunkmeta::engine::detail

@@ -1,0 +1,52 @@
+// The shrinking and reporting policy of one property run, in one place:
+// - a failure is written to the report dir and announced the moment it is
+//   found, marked "shrinking"; each smaller failing case replaces it;
+// - the last one is marked "minimal", or "not fully shrunk (why)" when the
+//   run was stopped: an interrupt (stop_requested), the suite's time budget,
+//   or the shrink budget of one finding;
+// - a stop before any failure ends the run's remaining cases at once.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "chunkmeta/harness/report.hpp"
+#include "chunkmeta/engine/run.hpp"
+
+namespace chunkmeta::engine::detail {
+
+class ShrinkWatch {
+ public:
+  ShrinkWatch(const SuiteOptions& options, std::string label);
+
+  // A failing case (the first, or a smaller one found while shrinking): marked
+  // "shrinking" in place (its outputs may be huge: it is not copied) and written.
+  void on_failure(harness::Counterexample& counterexample);
+  // Whether the run should end now; the first reason found is kept.
+  bool should_stop();
+  bool failing() const { return failures_ > 0; }
+  // Why the run ended early ("" when it ran to the end).
+  const std::string& stop_reason() const { return stop_reason_; }
+
+  // Marks the final counterexample minimal or not fully shrunk, and writes it.
+  // Returns the files (nullopt when not written; `error` says why if it failed).
+  std::optional<harness::WrittenFiles> finish(harness::Counterexample& counterexample, std::string* error);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void tell(const std::string& text) const;
+  void write(const harness::Counterexample& counterexample);
+
+  const SuiteOptions& options_;
+  std::string label_;  // "implementation, property", for progress lines
+  std::optional<harness::ReportSlot> slot_;
+  int failures_ = 0;
+  Clock::time_point first_failure_{};
+  Clock::time_point last_write_{};
+  Clock::duration write_gap_{};  // the least time between two writes
+  Clock::time_point last_told_{};
+  std::string stop_reason_;
+};
+
+}  // namespace chunkmeta::engine::detail

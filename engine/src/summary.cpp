@@ -1,0 +1,104 @@
+// The suite's verdicts and the text summary people read.
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "chunkmeta/engine/run.hpp"
+
+namespace chunkmeta::engine {
+
+bool SuiteResult::passed() const {
+  for (const auto& p : properties) {
+    if (!p.passed) return false;
+  }
+  return !interrupted();
+}
+
+bool SuiteResult::interrupted() const {
+  for (const auto& p : properties) {
+    if (p.stopped == "interrupted") return true;
+  }
+  return false;
+}
+
+double SuiteResult::seconds() const {
+  double total = 0;
+  for (const auto& p : properties) total += p.seconds;
+  return total;
+}
+
+double SuiteResult::implementation_seconds() const {
+  double total = 0;
+  for (const auto& p : properties) total += p.implementation_seconds;
+  return total;
+}
+
+int SuiteResult::cases() const {
+  int total = 0;
+  for (const auto& p : properties) total += p.cases;
+  return total;
+}
+
+std::string summarize(const std::vector<SuiteResult>& results) {
+  std::ostringstream os;
+  int properties = 0;
+  int cases = 0;
+  int failures = 0;
+  // Edge classes per table (each spec has its own), in the order the tables come.
+  std::vector<std::pair<const PropertyTable*, std::map<std::string, int>>> seen;
+  // A run of Mamba's spec alone reads as it always did; a run of several names each suite's spec.
+  bool several_specs = false;
+  for (const auto& suite : results) several_specs = several_specs || suite.table != results.front().table;
+  for (const auto& suite : results) {
+    if (suite.properties.empty()) continue;
+    const bool named = suite.table != nullptr && suite.table->spec != nullptr &&
+                       (several_specs || suite.table->spec->name() != "mamba");
+    os << suite.properties.front().implementation
+       << (named ? " (" + std::string(suite.table->spec->name()) + ")" : std::string()) << ":\n";
+    if (seen.empty() || seen.back().first != suite.table) seen.emplace_back(suite.table, std::map<std::string, int>{});
+    for (const auto& p : suite.properties) {
+      if (p.skipped) {
+        os << "  SKIP  " << std::left << std::setw(54) << p.property << std::right
+           << "  (sends invalid input; the implementation takes valid workloads only)\n";
+        continue;
+      }
+      ++properties;
+      cases += p.cases;
+      const char* verdict = !p.passed ? "  FAIL  " : p.stopped.empty() ? "  PASS  " : "  STOP  ";
+      os << verdict << std::left << std::setw(54) << p.property << std::right << std::setw(8) << p.cases << " cases";
+      if (p.passed && !p.stopped.empty()) os << " (" << p.stopped << ")";
+      os << "\n";
+      for (const auto& [name, count] : p.edge_classes) seen.back().second[name] += count;
+      if (p.passed) continue;
+      ++failures;
+      if (!p.duplicate_of.empty()) {
+        os << "        the same bug as " << p.duplicate_of << " (its minimal counterexample fails here too)\n";
+        continue;
+      }
+      if (p.counterexample) os << harness::render(*p.counterexample, p.files);
+      if (!p.message.empty()) os << "        " << p.message << "\n";
+    }
+  }
+  if (cases > 0) {
+    for (const auto& [table, counts] : seen) {
+      if (table == nullptr || counts.empty()) continue;
+      os << "Edge classes seen (cases)" << (seen.size() > 1 ? ", " + std::string(table->spec->name()) : std::string())
+         << ":\n";
+      for (const auto& group : table->classes) {
+        for (const auto& name : group.names) {
+          const auto it = counts.find(name);
+          if (it == counts.end() && !group.always_shown) continue;
+          os << "  " << std::setw(8) << (it == counts.end() ? 0 : it->second) << "  " << group.prefix << name << "\n";
+        }
+      }
+    }
+  }
+  if (!results.empty() && !results.front().properties.empty()) {
+    const auto seed = results.front().properties.front().seed;
+    os << "Seed: " << seed << " (--seed " << seed << " repeats this run)\n";
+  }
+  os << "Summary: " << properties << " properties, " << cases << " cases, " << failures << " failed\n";
+  return os.str();
+}
+
+}  // namespace chunkmeta::engine

@@ -1,0 +1,104 @@
+// The port: anything that maps a workload to a spec's outputs (or an error):
+// the built-in implementations, test mutants, plugins, subprocesses and Python
+// functions. The judge (oracle.hpp) and the run loop see nothing else.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "chunkmeta/harness/workload.hpp"
+
+namespace chunkmeta::harness {
+
+class Spec;
+class Subprocess;
+
+// A spec's outputs in its order (Spec::outputs()), as int32 values, rows
+// flattened: every value a correct implementation gives fits int32.
+using Arrays = std::vector<Int32Array>;
+using Outcome = Result<Arrays>;
+
+enum class FindingKind {
+  mismatch,            // both succeeded, outputs differ from the reference
+  invariant_violated,  // output breaks a SPEC invariant (even if equal to the reference)
+  unexpected_error,    // valid workload refused
+  accepted_invalid,    // invalid workload computed instead of rejected
+  wrong_error,         // rejected, but not with the reference's code, field and index
+  relation_broken,     // a metamorphic relation does not hold
+  // No usable answer at all (implementations outside this process, and plugins):
+  crashed,             // the process exited or was killed before answering
+  timed_out,           // no answer within the per-case timeout
+  malformed_output,    // the answer is not an outcome (not JSON, wrong shape, broken ABI)
+  missing_output,      // the answer to this workload was skipped (a later one came first)
+  raised,              // the implementation raised an exception instead of answering
+};
+std::string_view to_string(FindingKind kind) noexcept;
+bool is_misbehaviour(FindingKind kind) noexcept;  // crashed ... raised
+
+// An implementation that gave no usable answer; `kind` is one of the last five above.
+struct Misbehaviour {
+  FindingKind kind = FindingKind::crashed;
+  std::string summary;  // one sentence: "the process was killed by signal 11 (SIGSEGV)"
+  std::string detail;   // evidence: the end of its stderr, the line it printed, a traceback
+};
+
+// What an implementation gives back for one workload.
+using Answer = std::variant<Outcome, Misbehaviour>;
+
+struct Implementation {
+  std::string name;
+  std::string description;
+  const Spec* spec = nullptr;  // what it computes
+  std::function<Answer(const Workload&)> compute;
+  // Optional: answers many workloads in one go, in order (a subprocess keeps
+  // its pipe full). The run loop uses it to fetch a run's answers ahead.
+  // It may answer a prefix only, ending with a misbehaviour (a crash).
+  std::function<std::vector<Answer>(std::span<const Workload>)> compute_batch;
+  // False for an implementation whose contract covers valid workloads only
+  // (an engine function): invalid inputs, and valid ones above the library's
+  // size cap, are then not sent to it.
+  bool rejects_invalid_input = true;
+  // Optional: told when the run loop starts (true) and ends (false) shrinking
+  // a failure. An implementation that can cut an answer short (a subprocess,
+  // a Python function) then gives a candidate far slower than its normal
+  // answers only a multiple of them: shrinking a runaway costs no minutes.
+  std::function<void(bool)> shrinking;
+};
+
+// Answers for every workload, in order: through compute_batch where the
+// implementation has it (sending again what a crash left unanswered).
+std::vector<Answer> answer_all(const Implementation& implementation, std::span<const Workload> workloads);
+
+// An implementation in this process: one call per workload, invalid input included.
+Implementation in_process(std::string name, std::string description, const Spec& spec,
+                          std::function<Answer(const Workload&)> compute);
+
+struct ResolveOptions {
+  double timeout_seconds = 10.0;  // per case, for subprocesses
+  // Plugins run in a child (`SELF compute --impl plugin:...`) so that a crash or
+  // a hang is a finding, not the end of the harness; true loads them here.
+  bool plugins_in_process = false;
+  std::string self_path;          // this chunkmeta executable, for the child
+  bool valid_only = false;        // treat every implementation as valid-input-only
+  // When set, receives (implementation name, process) for every subprocess
+  // started, so a caller can report where the time went.
+  std::vector<std::pair<std::string, std::shared_ptr<Subprocess>>>* processes = nullptr;
+};
+
+// Implementations of `spec` as the CLI names them:
+//   a built-in name (reference, fast, ...: Spec::builtins());
+//   cmd:COMMAND        a program speaking the JSON Lines protocol;
+//   plugin:PATH[#NAME] implementations from a shared library (<chunkmeta/plugin.h>)
+//                      of this spec (a plugin's implementation names its spec).
+// Each is named by the text that resolves to it alone, so a report's replay
+// command can name it. Returns a sentence on error.
+std::variant<std::vector<Implementation>, std::string> resolve_implementations(const Spec& spec, const std::string& text,
+                                                                                const ResolveOptions& options);
+
+}  // namespace chunkmeta::harness

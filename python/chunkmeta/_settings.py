@@ -1,0 +1,138 @@
+"""check()'s settings, in Hypothesis's manner: a settings object, named
+profiles (``settings.register_profile`` / ``settings.load_profile``, or the
+``CHUNKMETA_PROFILE`` environment variable), and phases."""
+
+import enum
+import os
+from pathlib import Path
+
+
+class Phase(enum.Enum):
+    """The stages of a check() run; ``settings(phases=...)`` picks which run.
+
+    replay: the example database (this function's earlier failures), then the
+    corpus; generate: every property on fresh cases; shrink: a failure is
+    shrunk to a minimal case (without it, reported as found).
+    """
+
+    replay = "replay"
+    generate = "generate"
+    shrink = "shrink"
+
+
+_DEFAULTS = {
+    # Cases per property; 0: 1000, or as many as time_budget allows.
+    "cases": 0,
+    # The run's seed; None: a random one, printed with every report.
+    "seed": None,
+    # True: fn is an engine function, sent valid workloads only; False: it must
+    # also reject invalid ones like the library (raise with code, field, index).
+    "valid_only": True,
+    # Seconds for the whole run (0: none).
+    "time_budget": 0.0,
+    # Where reports go; None: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports.
+    "report_dir": None,
+    # What fn is given: "torch" (CPU tensors, as the engine passes them),
+    # "numpy" or "lists"; None: torch when it is installed, else numpy.
+    "arrays": None,
+    # Files or folders replayed before the properties; None: the corpus
+    # shipped in the package; []: none.
+    "corpus": None,
+    # Stop at the first failing property.
+    "fail_fast": False,
+    # Run the properties even when the replay already fails.
+    "keep_going": False,
+    # Names from properties(spec) to run; None: all.
+    "properties": None,
+    # Seconds one call may take before it is cut short and reported as timed_out
+    # (while shrinking, at most 10x the slowest answer so far); 0 or None: no limit.
+    "timeout": 10.0,
+    # Print each stage and each failure as it happens.
+    "verbose": False,
+    "phases": tuple(Phase),
+    # The example database: a folder where failures are saved and replayed
+    # first next time, one subfolder per (spec, function); None: none.
+    "database": Path(".chunkmeta") / "examples",
+}
+
+
+class settings:
+    """What check() does: ``settings(parent=None, **changes)``.
+
+    Unset fields come from ``parent``, else from the default profile. Fields:
+    """
+
+    __doc__ += "\n".join(f"    {name} = {value!r}" for name, value in _DEFAULTS.items())
+
+    _profiles = {}
+    _loaded = "default"
+
+    def __init__(self, parent=None, **changes):
+        unknown = sorted(set(changes) - set(_DEFAULTS))
+        if unknown:
+            raise TypeError(f"unknown setting(s) {', '.join(unknown)}; the settings are {', '.join(_DEFAULTS)}")
+        values = dict((parent if parent is not None else settings._profiles["default"])._values)
+        values.update(changes)
+        values["phases"] = tuple(Phase(p) for p in values["phases"])
+        if values["arrays"] not in (None, "torch", "numpy", "lists"):
+            raise ValueError(f"arrays must be 'torch', 'numpy', 'lists' or None, not {values['arrays']!r}")
+        self._values = values
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        if name != "_values":
+            raise AttributeError("settings are immutable: make new ones with settings(parent, **changes)")
+        super().__setattr__(name, value)
+
+    def __eq__(self, other):
+        return isinstance(other, settings) and self._values == other._values
+
+    def __repr__(self):
+        changed = {k: v for k, v in self._values.items() if v != _DEFAULTS[k]}
+        return "settings(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
+
+    @staticmethod
+    def register_profile(name, parent=None, **changes):
+        """Registers (or replaces) a named profile."""
+        settings._profiles[name] = settings(parent, **changes)
+
+    @staticmethod
+    def get_profile(name):
+        try:
+            return settings._profiles[name]
+        except KeyError:
+            raise ValueError(f"no settings profile {name!r}; registered: {', '.join(sorted(settings._profiles))}") \
+                from None
+
+    @staticmethod
+    def load_profile(name):
+        """Makes the named profile the default of every check() without explicit settings."""
+        settings.get_profile(name)
+        settings._loaded = name
+
+    @staticmethod
+    def current():
+        """The settings check() uses by default: the profile named by the
+        CHUNKMETA_PROFILE environment variable when it is set (read at each
+        call, so profiles registered in a conftest.py are found), else the
+        loaded one."""
+        return settings.get_profile(os.environ.get("CHUNKMETA_PROFILE") or settings._loaded)
+
+
+def _default_settings():
+    plain = object.__new__(settings)
+    object.__setattr__(plain, "_values", dict(_DEFAULTS))
+    return plain
+
+
+settings._profiles["default"] = _default_settings()
+# For a CI job: five times the cases, every property even after a replay
+# failure, and each stage printed as it runs.
+settings.register_profile("ci", cases=5000, keep_going=True, verbose=True)
+# While finding a bug: each stage and failure printed, stop at the first failing property.
+settings.register_profile("debug", verbose=True, fail_fast=True)

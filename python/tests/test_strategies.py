@@ -1,0 +1,70 @@
+"""chunkmeta.strategies: Hypothesis strategies of valid workloads with the generators' edge classes."""
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given  # noqa: E402
+from hypothesis import settings as hsettings  # noqa: E402
+
+import chunkmeta  # noqa: E402
+import torch  # noqa: E402
+from chunkmeta import _chunkmeta, strategies  # noqa: E402
+
+quiet = hsettings(max_examples=300, database=None, deadline=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def test_import_chunkmeta_imports_neither_hypothesis_nor_torch_nor_numpy():
+    code = "import sys, chunkmeta; print(sorted(m for m in ('hypothesis', 'torch', 'numpy') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+@quiet
+@given(strategies.mamba_workloads(arrays="torch"))
+def test_mamba_workloads_are_what_the_engine_passes_and_the_drop_in_computes(workload):
+    cu, seq, last = chunkmeta.compute_chunk_metadata(*workload)
+    assert workload.num_computed_tokens_p_cpu.dtype == torch.int32
+    assert len(last) == workload.num_prefills
+    assert int(cu[-1]) == int(workload.query_start_loc_p_cpu[-1] - workload.query_start_loc_p_cpu[0])
+
+
+@quiet
+@given(strategies.fla_workloads(arrays="numpy"))
+def test_fla_workloads_are_valid_and_both_outputs_agree(workload):
+    indices = chunkmeta.prepare_chunk_indices(*workload)
+    offsets = chunkmeta.prepare_chunk_offsets(*workload)
+    assert indices.dtype == workload.cu_seqlens.dtype
+    assert indices.shape[0] == offsets[-1]
+
+
+def classes_hit(spec, strategy, draws):
+    seen = Counter()
+
+    @hsettings(max_examples=draws, database=None, deadline=None,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @given(strategy)
+    def record(workload):
+        if spec == "mamba":
+            chunk, computed, offsets, dtype = workload.chunk_size, workload[2], workload[3], "int32"
+        else:
+            chunk, computed, offsets, dtype = workload.chunk_size, [], workload.cu_seqlens, "int64" if \
+                getattr(workload.cu_seqlens, "dtype", None) is not None and \
+                str(workload.cu_seqlens.dtype).endswith("int64") else "int32"
+        seen.update(_chunkmeta._edge_classes(spec, chunk, list(map(int, computed)), list(map(int, offsets)), dtype))
+
+    record()
+    return seen
+
+
+@pytest.mark.parametrize("spec, strategy", [
+    ("mamba", strategies.mamba_workloads(arrays="lists", max_rows=300)),
+    ("fla.chunk_indices", strategies.fla_workloads(arrays="numpy", max_sequences=300)),
+], ids=["mamba", "fla"])
+def test_every_edge_class_of_the_generators_is_drawn(spec, strategy):
+    seen = classes_hit(spec, strategy, 1500)
+    missing = [c for c in _chunkmeta._all_edge_classes(spec) if seen[c] == 0]
+    assert not missing, f"never drawn in 1500 examples: {missing}"
