@@ -14,26 +14,49 @@ ReplayResult replay_corpus(const std::vector<harness::Implementation>& implement
                            const std::vector<std::filesystem::path>& inputs) {
   ReplayResult result;
   std::ostringstream text;
-  const auto files = harness::corpus_files(inputs);
   int of_other_specs = 0;
-  for (const auto& file : files) {
+  std::vector<harness::CorpusEntry> entries;
+  for (const auto& file : harness::corpus_files(inputs)) {
     auto loaded = harness::load_corpus_entry(file);
     if (auto* why = std::get_if<std::string>(&loaded)) {
       text << "unreadable corpus entry: " << *why << "\n";
       ++result.unreadable;
       continue;
     }
-    const auto& entry = std::get<harness::CorpusEntry>(loaded);
+    auto& entry = std::get<harness::CorpusEntry>(loaded);
     const bool ours = std::any_of(implementations.begin(), implementations.end(),
                                   [&](const harness::Implementation& impl) { return impl.spec == entry.spec; });
     if (!ours) {
       ++of_other_specs;
       continue;
     }
+    entries.push_back(std::move(entry));
+  }
+  // Smallest first: a failure is then met, and reported, on the smallest entry soonest.
+  const auto size = [](const harness::CorpusEntry& e) {
+    return std::pair(e.workload.rows(), harness::to_json(*e.spec, e.workload).dump().size());
+  };
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const auto& a, const auto& b) { return size(a) < size(b); });
+  // An implementation that crashed or hung on an entry is sent no more: each
+  // further one would cost a restart or a timeout, and its smallest failure is known.
+  std::vector<harness::Implementation> active = implementations;
+  std::map<std::string, std::size_t> misbehaved_after;  // implementation -> entries sent to it
+  for (const auto& entry : entries) {
     ++result.files;
-    for (auto& cx : harness::replay(entry, implementations)) {
+    for (auto& cx : harness::replay(entry, active)) {
       text << harness::render(cx);
+      if (harness::is_misbehaviour(cx.finding.kind) && !misbehaved_after.contains(cx.implementation)) {
+        std::erase_if(active, [&](const harness::Implementation& impl) { return impl.name == cx.implementation; });
+        misbehaved_after[cx.implementation] = static_cast<std::size_t>(result.files);
+      }
       result.failures.push_back(std::move(cx));
+    }
+  }
+  for (const auto& [name, sent] : misbehaved_after) {
+    if (sent < entries.size()) {
+      text << "Replay: " << name << " was sent no more entries after it misbehaved (" << entries.size() - sent
+           << " not replayed against it)\n";
     }
   }
   text << "Replay: " << result.files << " files x " << implementations.size() << " implementations, "

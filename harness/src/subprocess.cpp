@@ -193,20 +193,46 @@ struct Subprocess::State {
   std::size_t inbuf_scanned = 0;  // of inbuf, bytes known to end no answer yet
   Tail stderr_tail{4096};
   std::uint64_t next_id = 0;  // ids are unique over the life of the harness
-  // After a first hang, shrinking it sends many workloads that hang: each then
-  // waits only a multiple of the slowest answer seen (with a floor), not the
-  // whole timeout, so a step of the shrink costs well under a second.
+  // How long a workload may take before it counts as a hang:
+  // - a process's first answer (not warmed up: its start-up) gets the whole timeout;
+  // - after a first hang, and while shrinking (which sends many workloads
+  //   that hang), 10x the slowest answer seen, at least half a second: a step
+  //   of the shrink costs well under a second;
+  // - otherwise 20x what the slowest answer so far per unit of work (1 + rows
+  //   + chunks; the warm-up's second line counts) says this workload's size
+  //   costs, at least 2 s: a runaway on a small workload is reported in
+  //   seconds, while a large one keeps the time its size needs.
+  // The whole timeout bounds every wait.
   bool hung_before = false;
   double slowest_answer = 0;  // seconds, between one answer and the one before it (or the send)
+  double unit_seconds = 0;    // the largest seconds per unit of work of any answer
   // The first answer of a process that was not warmed up includes its
   // start-up (Python + torch: seconds), which is not a hang: it gets the whole timeout.
   bool awaiting_first_answer = false;
 
   bool shrinking = false;  // set by the run loop while it shrinks a failure
 
-  double timeout() const {
-    if ((!hung_before && !shrinking) || awaiting_first_answer) return options.timeout_seconds;
-    return std::min(options.timeout_seconds, std::max(0.5, 10 * slowest_answer));
+  enum class Budget { whole, after_hang, by_size };
+  Budget budget() const {
+    if (awaiting_first_answer) return Budget::whole;
+    if (hung_before || shrinking) return Budget::after_hang;
+    return unit_seconds > 0 ? Budget::by_size : Budget::whole;
+  }
+  double timeout(double units) const {
+    switch (budget()) {
+      case Budget::after_hang: return std::min(options.timeout_seconds, std::max(0.5, 10 * slowest_answer));
+      case Budget::by_size: return std::min(options.timeout_seconds, std::max(2.0, 20 * unit_seconds * units));
+      case Budget::whole: break;
+    }
+    return options.timeout_seconds;
+  }
+  double units_of(const Workload& workload) const {
+    return 1.0 + static_cast<double>(workload.rows()) + static_cast<double>(spec->chunks(workload).value_or(0));
+  }
+  void answered(const Workload& workload, double seconds) {
+    if (awaiting_first_answer) return;
+    slowest_answer = std::max(slowest_answer, seconds);
+    unit_seconds = std::max(unit_seconds, seconds / units_of(workload));
   }
   enum class Ids { unknown, echoed, absent } ids = Ids::unknown;
   std::optional<std::string> start_error;
@@ -281,20 +307,31 @@ struct Subprocess::State {
   static constexpr std::size_t kSpares = 2;
   std::deque<Child> spares;
 
-  // Sends the warm-up line to a new process (best effort: a pipe of a fresh
-  // process has room for one short line).
+  // The warm-up: two lines of one row without tokens. The first absorbs the
+  // start-up; the second's answer, timed from the first's, says what a small
+  // workload costs the process once started.
+  static Workload warm_up_workload() { return Workload{1, {0}, {0, 0}}; }
+
+  // Sends the warm-up lines to a new process (best effort: a pipe of a fresh
+  // process has room for two short lines).
   void send_warm_up(const Child& child) {
-    const std::string line = encode(Workload{1, {0}, {0, 0}}, next_id++);
-    if (write(child.to_child, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return;
+    std::string lines = encode(warm_up_workload(), next_id++);
+    lines += encode(warm_up_workload(), next_id++);
+    if (write(child.to_child, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) return;
   }
 
-  // Waits for a new process's answer to its warm-up (at most the timeout, and
-  // at least 30 s: start-up is not what the timeout is for) and drops it.
-  // False if it never came.
+  // Waits for a new process's answers to its warm-up (at most the timeout, and
+  // at least 30 s: start-up is not what the timeout is for), takes the second
+  // one's time, and drops them. False if they never came.
   bool warmed_up(Child& child) {
     std::string got;
     const auto deadline = Clock::now() + std::chrono::duration<double>(std::max(options.timeout_seconds, 30.0));
-    while (first_frame(got, 0).end == 0) {
+    const auto frames = [&got] {
+      const std::size_t first = first_frame(got, 0).end;
+      return first == 0 ? 0 : first_frame(std::string_view(got).substr(first), 0).end == 0 ? 1 : 2;
+    };
+    std::optional<Clock::time_point> first_answer;
+    while (frames() < 2) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return false;
       pollfd p{child.from_child, POLLIN, 0};
@@ -305,9 +342,14 @@ struct Subprocess::State {
       const ssize_t n = read(child.from_child, buf, sizeof buf);
       if (n == 0) return false;
       if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+      if (!first_answer && frames() >= 1) first_answer = Clock::now();
     }
-    // Anything after the warm-up's answer belongs to no request: the stream is then not trusted.
-    return first_frame(got, 0).end == got.size();
+    const double second = first_answer ? seconds_since(*first_answer) : 0;
+    unit_seconds = std::max(unit_seconds, second / units_of(warm_up_workload()));
+    slowest_answer = std::max(slowest_answer, second);
+    // Anything after the warm-up's answers belongs to no request: the stream is then not trusted.
+    const std::size_t first = first_frame(got, 0).end;
+    return first + first_frame(std::string_view(got).substr(first), 0).end == got.size();
   }
 
   void discard(Child& child) {
@@ -535,6 +577,9 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   std::size_t out_offset = 0;
   auto last_progress = Clock::now();
   bool stdin_open = true;
+  // The work units of the oldest unanswered workload (for its time budget), and its index.
+  std::size_t pending_units_of = static_cast<std::size_t>(-1);
+  double pending_units = 1;
 
   // Ends the batch with a misbehaviour for the oldest unanswered workload.
   const auto fail = [&](Misbehaviour m, bool kill_it) {
@@ -629,7 +674,11 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     }
     pollfd fds[3] = {{s.from_child, POLLIN, 0}, {s.errors, POLLIN, 0}, {-1, POLLOUT, 0}};
     if (stdin_open && out_offset < outbuf.size()) fds[2].fd = s.to_child;
-    const double timeout = s.timeout();
+    if (pending_units_of != answers.size()) {
+      pending_units_of = answers.size();
+      pending_units = s.units_of(workloads[answers.size()]);
+    }
+    const double timeout = s.timeout(pending_units);
     const double left = timeout - seconds_since(last_progress);
     if (left <= 0 && sent - answers.size() > 1) {
       // Several lines were waiting: a program that buffers its answers (as the
@@ -654,6 +703,9 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     }
     if (left <= 0) {
       const bool adapted = timeout < s.options.timeout_seconds;
+      const auto why = s.budget() == State::Budget::by_size ? " (20x what its answers so far take for this size)"
+                       : s.shrinking                        ? " (while shrinking: 10x its slowest answer)"
+                                                             : " (after an earlier hang: 10x its slowest answer)";
       s.hung_before = true;
       if (stdin_open && out_offset == outbuf.size() && s.answers_probe(std::min(timeout / 2, 1.0))) {
         return fail(s.misbehaviour(FindingKind::missing_output,
@@ -663,7 +715,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       }
       return fail(s.misbehaviour(FindingKind::timed_out,
                                  "gave no answer within " + std::to_string(timeout).substr(0, 5) + " s" +
-                                     (adapted ? (s.shrinking ? " (while shrinking: 10x its slowest answer)" : " (after an earlier hang: 10x its slowest answer)") : "") +
+                                     (adapted ? why : "") +
                                      " (killed; it may be stuck, or waiting for input after skipping a line)"),
                   true);
     }
@@ -717,7 +769,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
             break;
           }
           take_line(line, payload, stop);
-          if (!s.awaiting_first_answer) s.slowest_answer = std::max(s.slowest_answer, seconds_since(last_progress));
+          if (!answers.empty()) s.answered(workloads[answers.size() - 1], seconds_since(last_progress));
           s.awaiting_first_answer = false;
           last_progress = Clock::now();
         }

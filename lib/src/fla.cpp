@@ -94,9 +94,11 @@ template <typename Out>
 void write_pairs(Out* out, std::int64_t first, std::size_t sequence, std::uint32_t count) noexcept {
   Out* at = out + 2 * first;
   if constexpr (sizeof(Out) == 4 && std::endian::native == std::endian::little) {
-    const auto base = static_cast<std::uint64_t>(static_cast<std::uint32_t>(sequence));
-    for (std::uint32_t j = 0; j < count; ++j) {
-      const std::uint64_t pair = base | (static_cast<std::uint64_t>(j) << 32);
+    // The pair itself is the induction variable (j counts in the high half): the
+    // compiler's vectorized loop is then one add and one store per vector of pairs.
+    std::uint64_t pair = static_cast<std::uint32_t>(sequence);
+    constexpr std::uint64_t kNextChunk = std::uint64_t{1} << 32;
+    for (std::uint32_t j = 0; j < count; ++j, pair += kNextChunk) {
       std::memcpy(at + 2 * static_cast<std::size_t>(j), &pair, sizeof pair);
     }
   } else {

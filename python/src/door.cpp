@@ -109,33 +109,48 @@ Answer mamba_answer(py::handle result) {
 
 // What a Python implementation shares with the run: Ctrl-C, and the time its
 // answers take. check() installs a SIGALRM handler that raises
-// chunkmeta._ShrinkTimeout (in the main thread: elsewhere no alarm is set):
-// a call is cut short after `timeout` seconds, and while shrinking, or once a
-// call was cut short, after 10x its slowest answer so far (at least half a
-// second), like a subprocess's.
+// chunkmeta._Timeout (in the main thread: elsewhere no alarm is set). A call
+// may take, within `timeout` seconds (as a subprocess's answer):
+// - while shrinking, or once a call was cut short, 10x the slowest answer so
+//   far, at least half a second;
+// - otherwise 20x what the slowest answer so far per unit of work (1 + rows +
+//   chunks; the first call, with its lazy set-up, not counted) says this
+//   workload's size costs, at least 2 s: a runaway on a small workload is cut
+//   in seconds, a large workload keeps the time its size needs.
 struct CallState {
   bool interrupted = false;
   bool shrinking = false;
   bool cut_before = false;  // a call was cut short: a runaway is not waited for in full again
-  double timeout = 0;  // seconds per call, 0: none
-  bool alarm = false;  // the handler is installed
+  double timeout = 0;       // seconds per call, 0: none
+  bool alarm = false;       // the handler is installed
   py::object setitimer;
   py::object itimer_real;
-  double slowest = 0;  // seconds, of any answer outside shrinking
+  double slowest = 0;       // seconds, of any answer outside shrinking
+  double unit_seconds = 0;  // the largest seconds per unit of work of those answers
+  long long calls = 0;
 
   bool adaptive() const { return shrinking || cut_before; }
-  double budget() const {
-    if (!adaptive()) return timeout;
-    const double adaptive = std::max(0.5, 10 * slowest);
-    return timeout > 0 ? std::min(timeout, adaptive) : adaptive;
+  double budget(double units) const {
+    double limit = timeout;
+    if (adaptive()) {
+      limit = std::max(0.5, 10 * slowest);
+    } else if (unit_seconds > 0) {
+      limit = std::max(2.0, 20 * unit_seconds * units);
+    }
+    return timeout > 0 ? std::min(timeout, limit) : 0;  // 0: no limit, no alarm
   }
   void arm(double seconds) const { setitimer(itimer_real, seconds); }
 };
 
+double units_of(const Spec& spec, const Workload& w) {
+  return 1.0 + static_cast<double>(w.rows()) + static_cast<double>(spec.chunks(w).value_or(0));
+}
+
 // fn called with the workload's arguments; the alarm cuts it short.
 Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Workload& w, CallState& state) {
   const bool mamba = spec.reads_computed_tokens();
-  const double budget = state.alarm ? state.budget() : 0;
+  const double units = units_of(spec, w);
+  const double budget = state.alarm ? state.budget(units) : 0;
   const auto start = std::chrono::steady_clock::now();
   try {
     if (budget > 0) state.arm(budget);
@@ -145,7 +160,10 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
                    w.chunk_size);
     if (budget > 0) state.arm(0);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!state.adaptive()) state.slowest = std::max(state.slowest, took);
+    if (!state.adaptive()) {
+      state.slowest = std::max(state.slowest, took);
+      if (++state.calls > 1) state.unit_seconds = std::max(state.unit_seconds, took / units);
+    }
     return mamba ? mamba_answer(result) : fla_answer(spec, result, w);
   } catch (py::error_already_set& raised) {
     if (budget > 0) {
@@ -157,9 +175,11 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
     if (budget > 0 && shrink_timeout_type != nullptr && raised.matches(*shrink_timeout_type)) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%.3f", budget);
-      const bool adapted = state.adaptive() && budget < state.timeout;
-      const char* why = !adapted ? "" : state.shrinking ? " (while shrinking: 10x its slowest answer)"
-                                                        : " (after an earlier one: 10x its slowest answer)";
+      const bool adapted = budget < state.timeout;
+      const char* why = !adapted                 ? ""
+                        : state.shrinking        ? " (while shrinking: 10x its slowest answer)"
+                        : state.cut_before       ? " (after an earlier one: 10x its slowest answer)"
+                                                 : " (20x what its answers so far take for this size)";
       state.cut_before = true;
       return Misbehaviour{FindingKind::timed_out, std::string("gave no answer within ") + seconds + " s" + why + "; cut short",
                           ""};
@@ -262,6 +282,9 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
   options.suite.stop_requested = [state = python.state] { return state->interrupted; };
   if (verbose) options.progress = [](std::string_view what) { write_out(std::string(what)); };
   options.generate = generate;
+  // Two calls on a one-row workload first: the first pays the function's lazy
+  // set-up, the second says what a small workload costs (the time budgets' measure).
+  for (int i = 0; i < 2 && !python.state->interrupted; ++i) (void)python.implementation.compute(Workload{1, {0}, {0, 0}});
   const auto result = engine::check(table, {python.implementation}, options);
 
   py::dict summary;
