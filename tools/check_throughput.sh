@@ -3,8 +3,10 @@
 # built in, plugin in this process, plugin isolated in a child, `cmd:` against
 # `chunkmeta compute`, and `cmd:` against the pure-Python example (lists, and
 # int32 torch tensors when a python3 imports torch), and the Python module's
-# chunkmeta.check() on the same function in process. Prints each run's
-# throughput lines (where the time went). Numbers for README.md.
+# chunkmeta.check() on the same function in process; then FLA's chunk_indices
+# built in, through `chunkmeta compute` and as a pure-Python function through
+# the adapter and check(). Prints each run's throughput lines (where the time
+# went), for docs/results.md (tools/results.sh).
 #   tools/check_throughput.sh [BUILD_DIR]   (default build/default)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -41,9 +43,25 @@ if [ -d "$build/python/chunkmeta" ]; then
     PYTHONPATH="$build/python:examples/python" /usr/bin/python3 - "$arrays" "$reports" <<'PY'
 import sys, chunkmeta, reference_procedure
 s = chunkmeta.check(reference_procedure.compute_chunk_metadata, seed=20261202, cases=500, corpus=[], arrays=sys.argv[1],
-                    report_dir=sys.argv[2])
+                    report_dir=sys.argv[2], database=None)
 calls = sum(p.calls for p in s.properties)
 print(f"Throughput: {s.cases} cases in {s.seconds:.2f} s = {s.cases_per_second:.0f} cases/s; {calls} calls")
 PY
   done
+fi
+
+# FLA's chunk_indices (SPEC Part 2) through the same doors.
+fla_example="examples/python/fla_index.py:reference_chunk_indices"
+run "FLA, built in" --spec fla.chunk_indices --impl fast --cases 2000
+run "FLA, cmd: chunkmeta compute" --spec fla.chunk_indices --impl "cmd:$cli compute" --cases 2000
+run "FLA, cmd: Python example, lists" --spec fla.chunk_indices --valid-only --impl "cmd:python3 $adapter --lists $fla_example" --cases 500
+if [ -d "$build/python/chunkmeta" ]; then
+  echo "--- FLA, chunkmeta.check(), Python example in process, lists"
+  PYTHONPATH="$build/python:examples/python" /usr/bin/python3 - "$reports" <<'PY'
+import sys, chunkmeta, fla_index
+s = chunkmeta.check(fla_index.reference_chunk_indices, spec="fla.chunk_indices", seed=20261202, cases=500, corpus=[],
+                    arrays="lists", report_dir=sys.argv[1], database=None)
+calls = sum(p.calls for p in s.properties)
+print(f"Throughput: {s.cases} cases in {s.seconds:.2f} s = {s.cases_per_second:.0f} cases/s; {calls} calls")
+PY
 fi

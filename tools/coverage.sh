@@ -17,7 +17,9 @@ esac
 build=build/coverage
 cmake --preset coverage >/dev/null
 if $corpus_only; then
-  cmake --build --preset coverage --target chunkmeta_cli fuzz_differential fuzz_robustness fuzz_json_line fuzz_request_line
+  targets=(chunkmeta_cli)
+  for options in fuzz/*.options; do targets+=("fuzz_$(basename "$options" .options)"); done
+  cmake --build --preset coverage --target "${targets[@]}"
 else
   cmake --build --preset coverage
 fi

@@ -62,7 +62,7 @@ for target in "${targets[@]}"; do
     findings=$((findings + 1))
     echo "FINDING $crash"
     case "$target" in
-      differential | robustness) CHUNKMETA_REPORT_DIR="$reports" "$cli" fuzz-shrink --target "$target" "$crash" || true ;;
+      differential | fla_differential | robustness) CHUNKMETA_REPORT_DIR="$reports" "$cli" fuzz-shrink --target "$target" "$crash" || true ;;
       *) "$fuzzer" "$crash" 2>&1 | tail -8 || true ;;
     esac
   done

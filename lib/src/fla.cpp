@@ -30,20 +30,15 @@ std::optional<Error> check_shape(const BasicView<Int>& view) noexcept {
   return std::nullopt;
 }
 
-// Rule 3 for a view known to break it, entry by entry: the first entry out of
-// range, or below the one before. Errors are the rare path: plain and slow.
+// Rule 3 broken at entry j, every entry before it in range and non-decreasing:
+// out of range (negative or too large), else below the entry before.
 template <typename Int>
-Error first_broken_entry(const BasicView<Int>& view) noexcept {
-  const auto cu = view.cu_seqlens;
-  for (std::size_t j = 0; j < cu.size(); ++j) {
-    const std::int64_t value = cu[j];
-    const auto index = static_cast<std::int64_t>(j);
-    if (value < 0) return Error{ErrorCode::negative_value, kCuSeqlens, index, value, 0};
-    if (value > kMaxValue) return Error{ErrorCode::value_too_large, kCuSeqlens, index, value, kMaxValue};
-    if (j > 0 && value < cu[j - 1]) return Error{ErrorCode::cu_seqlens_decreasing, kCuSeqlens, index, value, cu[j - 1]};
-  }
-  // Unreachable when the caller's scan is right; say so rather than invent a rule.
-  return Error{ErrorCode::value_too_large, kCuSeqlens, Error::kNoIndex, 0, kMaxValue};
+Error broken_entry(const BasicView<Int>& view, std::size_t j) noexcept {
+  const std::int64_t value = view.cu_seqlens[j];
+  const auto index = static_cast<std::int64_t>(j);
+  if (value < 0) return Error{ErrorCode::negative_value, kCuSeqlens, index, value, 0};
+  if (value > kMaxValue) return Error{ErrorCode::value_too_large, kCuSeqlens, index, value, kMaxValue};
+  return Error{ErrorCode::cu_seqlens_decreasing, kCuSeqlens, index, value, view.cu_seqlens[j - 1]};
 }
 
 // The chunk count of every sequence, in one pass that also checks rule 3:
@@ -56,10 +51,10 @@ Result<std::int64_t> count_chunks(const BasicView<Int>& view, Each&& each) noexc
   const auto cu = view.cu_seqlens;
   const detail::Divisor divisor(static_cast<std::uint32_t>(view.chunk_size));
   const auto round_up = static_cast<std::uint32_t>(view.chunk_size - 1);
-  if (!in_range(cu[0])) return first_broken_entry(view);
+  if (!in_range(cu[0])) return broken_entry(view, 0);
   std::int64_t total = 0;
   for (std::size_t i = 0; i + 1 < cu.size(); ++i) {
-    if (!in_range(cu[i + 1]) || cu[i + 1] < cu[i]) return first_broken_entry(view);
+    if (!in_range(cu[i + 1]) || cu[i + 1] < cu[i]) return broken_entry(view, i + 1);
     const auto length = static_cast<std::uint32_t>(cu[i + 1] - cu[i]);
     const std::uint32_t count = divisor.quotient(length + round_up);
     each(i, count, total);

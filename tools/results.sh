@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Writes docs/results.md: every measured figure the docs refer to, from one run
+# of the project's scripts on this machine, with the commit, date and machine.
+# The reference pages state contracts and targets; figures live here only.
+#   tools/results.sh [SECTION...]   sections: library python throughput report fuzz coverage (default: all)
+# About 25 minutes on 2 cores (coverage and time-to-report take most). Run it
+# on a quiet machine: figures of one run are compared with each other.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+sections=("$@")
+[ ${#sections[@]} -eq 0 ] && sections=(library python throughput report fuzz coverage)
+out=docs/results.md
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+torch_python=""
+for python in python3 /usr/bin/python3; do
+  if "$python" -c "import torch" 2>/dev/null; then torch_python="$python"; break; fi
+done
+
+cmake --preset default >/dev/null
+cmake --build --preset default >/dev/null
+
+machine() {
+  local cpu
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+  echo "$(nproc) CPUs ($cpu), $(free -g | awk '/^Mem:/ {print $2}') GB, $(. /etc/os-release && echo "$PRETTY_NAME"),"\
+       "kernel $(uname -r), $(g++ --version | head -1), $(clang++ --version | head -1),"\
+       "Python $($torch_python -c 'import sys; print(sys.version.split()[0])')"\
+       "with torch $($torch_python -c 'import torch; print(torch.__version__)')"\
+       "and numpy $($torch_python -c 'import numpy; print(numpy.__version__)')"
+}
+
+section() {
+  local name=$1 title=$2 how=$3
+  shift 3
+  echo "== $name" >&2
+  local start=$SECONDS
+  {
+    echo "## $title"
+    echo
+    echo "$how"
+    echo
+    "$@"
+    echo
+  } > "$work/$name.md"
+  echo "   $((SECONDS - start)) s" >&2
+}
+
+library() {
+  echo '```'
+  build/default/bin/chunkmeta_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_filter='(prefill_heavy_bs256x|long_prompts_bs64x|chunked_prefill_bs256_|small_batch_bs8x)' \
+    2>/dev/null | sed -n '/^write bound built/,$p'
+  echo '```'
+}
+
+python_figures() { PYTHONPATH=build/default/python "$torch_python" bench/python_bench.py; }
+
+throughput() {
+  echo '```'
+  tools/check_throughput.sh build/default
+  echo '```'
+}
+
+report() { tools/time_to_report.sh build/default both; }
+
+# Each fuzz target for 30 s in one process (ASan+UBSan, libFuzzer, the `fuzz`
+# preset) from its committed corpus: executions per second and coverage features.
+fuzz() {
+  cmake --preset fuzz >/dev/null
+  local targets=()
+  for options in fuzz/*.options; do targets+=("$(basename "$options" .options)"); done
+  cmake --build --preset fuzz --target "${targets[@]/#/fuzz_}" >/dev/null
+  echo "| target | exec/s (one process) | executions | coverage features at start -> end | findings |"
+  echo "|---|---|---|---|---|"
+  for target in "${targets[@]}"; do
+    mkdir -p "$work/fuzz-$target"
+    local code=0
+    build/fuzz/bin/"fuzz_$target" -max_total_time=30 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="$work/fuzz-$target/" "$work/fuzz-$target" "corpus/fuzz/$target" > "$work/fuzz-$target.log" 2>&1 ||
+      code=$?
+    awk -v t="$target" -v code="$code" '
+        /stat::average_exec_per_sec/ {rate = $2}
+        /stat::number_of_executed_units/ {runs = $2}
+        /[[:space:]]INITED / {for (i = 1; i < NF; i++) if ($i == "ft:") start = $(i + 1)}
+        /[[:space:]]DONE / {for (i = 1; i < NF; i++) if ($i == "ft:") end = $(i + 1)}
+        END {printf "| %s | %d | %d | %d -> %d | %s |\n", t, rate, runs, start, end, code == 0 ? "none" : "see the log"}' \
+      "$work/fuzz-$target.log"
+  done
+}
+
+coverage() {
+  tools/coverage.sh > "$work/coverage.log" 2>&1
+  echo '```'
+  awk '/^=== lib\/ coverage/ {print; show = 1; next} show && /^(Filename|---|TOTAL|.*fla\.cpp|.*fla\.hpp)/ {print}
+       /^lines:|^branches:/ {print}' "$work/coverage.log"
+  echo '```'
+}
+
+for name in "${sections[@]}"; do
+  case "$name" in
+    library) section library "Library (C++)" "\`chunkmeta_bench\` (Google Benchmark, 3 repetitions, mean), the SPEC's four anchors at C = 64, 256 and 2048: ns per call of \`reference\`, \`fast\`, \`fast_into\` and a write bound that only writes as many int32 entries." library ;;
+    python) section python "Python drop-ins" "\`bench/python_bench.py\` (best of 7 runs)." python_figures ;;
+    throughput) section throughput "Throughput of check, per door" "\`tools/check_throughput.sh\`: one run per door, seed 20261202." throughput ;;
+    report) section report "Time to a report" "\`tools/time_to_report.sh\`: every catalogue mutant, and runaway, crashing and hanging implementations, through each door; seconds from the command's start to the first report and to the minimal report and exit (seed 20261202; corpus: the project's corpus replayed first, as a user's run; no-corpus: found by the properties alone)." report ;;
+    fuzz) section fuzz "Fuzzing" "Each target 30 s in one process under ASan+UBSan (preset \`fuzz\`), from its committed corpus." fuzz ;;
+    coverage) section coverage "Coverage of lib/" "\`tools/coverage.sh\` (clang source-based): every ctest test, then the committed corpus replays alone; the library's totals and its FLA files." coverage ;;
+    *) echo "unknown section $name" >&2; exit 2 ;;
+  esac
+done
+
+{
+  echo "# Measured figures"
+  echo
+  echo "Written by \`tools/results.sh\`; do not edit by hand. Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/results.md' || echo ' (with local changes)'), $(date -u '+%Y-%m-%d %H:%M UTC')."
+  echo "Machine: $(machine)."
+  echo
+  for name in library python throughput report fuzz coverage; do
+    if [ -f "$work/$name.md" ]; then
+      cat "$work/$name.md"
+    elif [ -f "$out" ]; then  # a section not re-run keeps its last figures, marked as such
+      awk -v title="$(case $name in library) echo 'Library (C++)';; python) echo 'Python drop-ins';; throughput) echo 'Throughput of check, per door';; report) echo 'Time to a report';; fuzz) echo 'Fuzzing';; coverage) echo 'Coverage of lib/';; esac)" '
+        $0 == "## " title {show = 1; print; print ""; print "(From an earlier run: not re-run this time.)"; next}
+        show && /^## / {show = 0} show' "$out"
+    fi
+  done
+} > "$work/results.md"
+mv "$work/results.md" "$out"
+echo "wrote $out" >&2
