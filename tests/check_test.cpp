@@ -250,6 +250,15 @@ TEST(CheckCommand, KilledWithSigkillLeavesNoImplementationProcessBehind) {
           static_cast<char*>(nullptr));
     _exit(127);
   }
+  // Whatever ends this test (a failed ASSERT returns early), nothing it started survives it.
+  struct KillEverythingMarked {
+    pid_t harness;
+    std::string marker;
+    ~KillEverythingMarked() {
+      if (harness > 0 && kill(harness, SIGKILL) == 0) waitpid(harness, nullptr, 0);
+      for (int other : processes_with(marker)) kill(other, SIGKILL);
+    }
+  } cleanup{pid, marker};
   // Wait until the implementation runs (the harness and its guard hold the
   // marker too, in their --impl argument), and a little longer: it hangs by then.
   const auto implementation_running = [&] {
@@ -265,12 +274,12 @@ TEST(CheckCommand, KilledWithSigkillLeavesNoImplementationProcessBehind) {
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   int status = 0;
   waitpid(pid, &status, 0);
+  cleanup.harness = 0;  // reaped: its pid may be reused
   std::vector<int> left = processes_with(marker);
   for (int i = 0; i < 50 && !left.empty(); ++i) {
     usleep(100000);
     left = processes_with(marker);
   }
-  for (int orphan : left) kill(orphan, SIGKILL);  // leave nothing behind whatever the verdict
   EXPECT_TRUE(left.empty()) << left.size() << " implementation process(es) outlived the harness by 5 s";
 }
 

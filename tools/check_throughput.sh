@@ -10,7 +10,7 @@
 #   tools/check_throughput.sh [BUILD_DIR]   (default build/default)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-build="${1:-build/default}"
+build="$(cd "${1:-build/default}" && pwd)"
 cli="$build/bin/chunkmeta"
 plugin="$build/bin/chunkmeta_fast_plugin.so"
 adapter="adapters/python/chunkmeta_adapter.py"
@@ -50,16 +50,26 @@ PY
   done
 fi
 
+# What a pre-push test costs: chunkmeta.check() with the default profile on the
+# SPEC's procedure in Python, the whole process (Python's start and imports included).
+if [ -d "$build/python/chunkmeta" ]; then
+  echo "--- chunkmeta.check(), default profile, Python example, whole process"
+  start=$(date +%s%N)
+  (cd "$reports" && PYTHONPATH="$build/python:$OLDPWD/examples/python" /usr/bin/python3 -c \
+    "import chunkmeta, reference_procedure; chunkmeta.check(reference_procedure.compute_chunk_metadata)")
+  echo "Wall time: $(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s"
+fi
+
 # FLA's chunk_indices (SPEC Part 2) through the same doors.
-fla_example="examples/python/fla_index.py:reference_chunk_indices"
+fla_example="examples/python/fla_reference_procedure.py:reference_chunk_indices"
 run "FLA, built in" --spec fla.chunk_indices --impl fast --cases 2000
 run "FLA, cmd: chunkmeta compute" --spec fla.chunk_indices --impl "cmd:$cli compute" --cases 2000
 run "FLA, cmd: Python example, lists" --spec fla.chunk_indices --valid-only --impl "cmd:python3 $adapter --lists $fla_example" --cases 500
 if [ -d "$build/python/chunkmeta" ]; then
   echo "--- FLA, chunkmeta.check(), Python example in process, lists"
   PYTHONPATH="$build/python:examples/python" /usr/bin/python3 - "$reports" <<'PY'
-import sys, chunkmeta, fla_index
-s = chunkmeta.check(fla_index.reference_chunk_indices, spec="fla.chunk_indices", seed=20261202, cases=500, corpus=[],
+import sys, chunkmeta, fla_reference_procedure
+s = chunkmeta.check(fla_reference_procedure.reference_chunk_indices, spec="fla.chunk_indices", seed=20261202, cases=500, corpus=[],
                     arrays="lists", report_dir=sys.argv[1], database=None)
 calls = sum(p.calls for p in s.properties)
 print(f"Throughput: {s.cases} cases in {s.seconds:.2f} s = {s.cases_per_second:.0f} cases/s; {calls} calls")

@@ -6,9 +6,9 @@
   lengths near 2^31), sequence ids by repeating each sequence's index;
 * prepare_chunk_indices_older: the older formulation, whose sequence id is the
   number of chunks so far that start a sequence, minus one: every chunk after
-  an empty sequence gets an earlier sequence's id;
-* reference_chunk_indices / reference_chunk_offsets: SPEC Part 2's procedure
-  in plain Python (lists in, lists out), correct.
+  an empty sequence gets an earlier sequence's id.
+
+SPEC Part 2's procedure in plain Python is fla_reference_procedure.py.
 
     chunkmeta.check(fla_index.prepare_chunk_indices_older, spec="fla.chunk_indices")   # fails: empty sequences
 """
@@ -38,20 +38,3 @@ def prepare_chunk_indices_older(cu_seqlens, chunk_size):
     within = torch.cat([torch.arange(n) for n in _chunk_counts(cu_seqlens, chunk_size).tolist()] or
                        [torch.zeros(0, dtype=torch.int64)])
     return torch.stack([within.eq(0).cumsum(0) - 1, within], 1).to(cu_seqlens)
-
-
-def _ints(values):
-    return values.tolist() if hasattr(values, "tolist") else [int(v) for v in values]
-
-
-def reference_chunk_indices(cu_seqlens, chunk_size):
-    cu = _ints(cu_seqlens)
-    return [[i, j] for i in range(len(cu) - 1) for j in range(-(-(cu[i + 1] - cu[i]) // chunk_size))]
-
-
-def reference_chunk_offsets(cu_seqlens, chunk_size):
-    cu = _ints(cu_seqlens)
-    offsets = [0]
-    for i in range(len(cu) - 1):
-        offsets.append(offsets[-1] + -(-(cu[i + 1] - cu[i]) // chunk_size))
-    return offsets

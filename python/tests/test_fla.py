@@ -6,6 +6,7 @@ import torch
 
 import chunkmeta
 import fla_index
+import fla_reference_procedure
 import mutants
 
 CU = [0, 0, 5, 5, 9]  # SPEC Part 2's example, C = 4
@@ -106,8 +107,8 @@ def test_invalid_input_is_named_by_field_index_and_rule():
 
 
 def test_check_passes_correct_pure_python_functions():
-    for spec, fn in [("fla.chunk_indices", fla_index.reference_chunk_indices),
-                     ("fla.chunk_offsets", fla_index.reference_chunk_offsets)]:
+    for spec, fn in [("fla.chunk_indices", fla_reference_procedure.reference_chunk_indices),
+                     ("fla.chunk_offsets", fla_reference_procedure.reference_chunk_offsets)]:
         summary = chunkmeta.check(fn, spec=spec, cases=200, seed=1, arrays="lists")
         assert summary.passed and summary.spec == spec
         assert [p.name for p in summary.properties if not p.skipped] == [
@@ -158,4 +159,4 @@ def test_every_fla_mutant_is_caught_by_the_shipped_corpus_or_the_properties(name
 
 def test_unknown_spec_is_a_value_error():
     with pytest.raises(ValueError, match="fla.chunk_indices"):
-        chunkmeta.check(fla_index.reference_chunk_indices, spec="fla.indices")
+        chunkmeta.check(fla_reference_procedure.reference_chunk_indices, spec="fla.indices")
