@@ -14,24 +14,26 @@ SPEC Part 2's procedure in plain Python is fla_reference_procedure.py.
 """
 
 import torch
+import torch.nn.functional as F
 
 
 def _chunk_counts(cu_seqlens, chunk_size):
-    lengths = cu_seqlens[1:] - cu_seqlens[:-1]
-    return (lengths + chunk_size - 1) // chunk_size  # in cu_seqlens' dtype, as the engines do
+    # (len + C - 1) // C in cu_seqlens' own dtype, as the engines compute it.
+    return (torch.diff(cu_seqlens) + (chunk_size - 1)).div(chunk_size, rounding_mode="floor")
 
 
 def prepare_chunk_indices(cu_seqlens, chunk_size):
     counts = _chunk_counts(cu_seqlens, chunk_size)
-    sequence = torch.repeat_interleave(torch.arange(counts.numel(), device=cu_seqlens.device), counts)
-    first_chunk = torch.cumsum(counts, 0) - counts
-    within = torch.arange(sequence.numel(), device=cu_seqlens.device) - torch.repeat_interleave(first_chunk, counts)
+    # A segmented arange: each chunk's sequence, and its index from that sequence's first chunk.
+    sequence = torch.repeat_interleave(torch.arange(counts.numel(), dtype=counts.dtype), counts)
+    first_chunk = F.pad(counts.cumsum(0), (1, 0))[:-1]
+    # first_chunk[sequence], written as index_select: torch 1.13 indexes with int64 only.
+    within = torch.arange(sequence.shape[0], dtype=counts.dtype) - first_chunk.index_select(0, sequence)
     return torch.stack([sequence, within], 1).to(cu_seqlens)
 
 
 def prepare_chunk_offsets(cu_seqlens, chunk_size):
-    counts = _chunk_counts(cu_seqlens, chunk_size)
-    return torch.cat([counts.new_zeros(1), counts]).cumsum(-1)
+    return F.pad(_chunk_counts(cu_seqlens, chunk_size), (1, 0), value=0).cumsum(-1)
 
 
 def prepare_chunk_indices_older(cu_seqlens, chunk_size):
