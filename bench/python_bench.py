@@ -22,7 +22,8 @@ uniform in [1, 8191] and not a multiple of the chunk size in the unaligned one):
 FLA (SPEC Part 2's anchors: B = 8 / 64 / 256 sequences of 1-8k tokens, C = 64,
 int32 torch cu_seqlens): chunk_indices and chunk_offsets together, FLA's
 current and older torch formulations (examples/python/fla_index.py) against
-chunkmeta's drop-ins, outputs created included.
+chunkmeta's drop-ins, outputs created included, and with out= into buffers
+sized once by fla_max_output_sizes.
 
 Best of 7 runs; microseconds per call. Prints Markdown tables.
 
@@ -153,7 +154,7 @@ def fla_table():
     fla = load("fla_index")
     rng = random.Random(4321)
     table = ["| sequences | chunks | torch, current | torch, older | chunkmeta | vs current | vs older | "
-             "C++ (both) | overhead |", "|---|---|---|---|---|---|---|---|---|"]
+             "chunkmeta, out= | vs current | C++ (both) | overhead |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for batch in FLA_BATCHES:
         cu = [0]
         for _ in range(batch):
@@ -168,10 +169,17 @@ def fla_table():
                                fla.prepare_chunk_offsets(cu_t, FLA_CHUNK)))
         ours = timed(lambda: (chunkmeta.prepare_chunk_indices(cu_t, FLA_CHUNK),
                               chunkmeta.prepare_chunk_offsets(cu_t, FLA_CHUNK)))
+        # out=: into buffers sized once from the engine's limits, as engines keep persistent ones.
+        rows, entries = chunkmeta.fla_max_output_sizes(8192 * batch, batch, FLA_CHUNK)
+        indices_buffer = torch.empty((rows, 2), dtype=torch.int32)
+        offsets_buffer = torch.empty(entries, dtype=torch.int64)
+        into = timed(lambda: (chunkmeta.prepare_chunk_indices(cu_t, FLA_CHUNK, out=indices_buffer),
+                              chunkmeta.prepare_chunk_offsets(cu_t, FLA_CHUNK, out=offsets_buffer)))
+        assert torch.equal(indices_buffer[:indices.shape[0]], indices)
         library = min(chunkmeta._chunkmeta._fla_into_nanoseconds(FLA_CHUNK, cu_t, 100000) for _ in range(7)) * 1e-9
         table.append(f"| {batch} | {indices.shape[0]} | {current * 1e6:.1f} | {older * 1e6:.1f} | {ours * 1e6:.2f} | "
-                     f"{current / ours:.0f}x | {older / ours:.0f}x | {library * 1e6:.2f} | "
-                     f"{(ours - library) * 1e6:.2f} |")
+                     f"{current / ours:.0f}x | {older / ours:.0f}x | {into * 1e6:.2f} | {current / into:.0f}x | "
+                     f"{library * 1e6:.2f} | {(ours - library) * 1e6:.2f} |")
     return table
 
 
