@@ -14,11 +14,6 @@ namespace {
 constexpr auto kWriteEvery = std::chrono::milliseconds(250);
 constexpr auto kTellEvery = std::chrono::seconds(2);
 
-std::string rows(const Workload& workload) {
-  const auto n = workload.rows();
-  return std::to_string(n) + (n == 1 ? " row" : " rows");
-}
-
 }  // namespace
 
 ShrinkWatch::ShrinkWatch(const SuiteOptions& options, std::string label)
@@ -50,7 +45,7 @@ void ShrinkWatch::on_failure(harness::Counterexample& counterexample) {
     write(shrinking);
     std::ostringstream line;
     line << "FAILING " << label_ << ": " << harness::to_string(counterexample.finding.kind) << ": "
-         << counterexample.finding.summary << " (" << rows(counterexample.workload) << "); shrinking";
+         << counterexample.finding.summary << " (" << counterexample.spec->units(counterexample.workload) << "); shrinking";
     if (slot_ && slot_->files()) line << ", report: " << slot_->files()->report.string();
     tell(line.str() + "\n");
     return;
@@ -59,7 +54,7 @@ void ShrinkWatch::on_failure(harness::Counterexample& counterexample) {
   if (now - last_told_ >= kTellEvery) {
     last_told_ = now;
     std::ostringstream line;
-    line << "  shrinking " << label_ << ": " << rows(counterexample.workload) << " after " << failures_ - 1
+    line << "  shrinking " << label_ << ": " << counterexample.spec->units(counterexample.workload) << " after " << failures_ - 1
          << " steps, " << std::fixed << std::setprecision(1)
          << std::chrono::duration<double>(now - first_failure_).count() << " s\n";
     tell(line.str());

@@ -185,6 +185,7 @@ class FlaSpec : public Spec {
  public:
   bool reads_computed_tokens() const override { return false; }
   std::string_view offsets_field() const override { return "cu_seqlens"; }
+  std::string_view unit() const override { return "sequence"; }
   bool reads_dtype() const override { return true; }
   std::optional<Error> validate(const Workload& workload, const Limits& limits) const override {
     return fla::validate(view64(workload), limits);

@@ -177,6 +177,7 @@ class MambaSpec final : public Spec {
   }
   bool reads_computed_tokens() const override { return true; }
   std::string_view offsets_field() const override { return "query_start_loc"; }
+  std::string_view unit() const override { return "row"; }
   bool reads_dtype() const override { return false; }
   std::span<const OutputArray> outputs() const override { return kOutputs; }
   std::optional<Error> validate(const Workload& workload, const Limits& limits) const override {

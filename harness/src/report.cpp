@@ -257,10 +257,7 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   os << "\n"
      << "  finding:   " << to_string(cx.finding.kind) << ": " << cx.finding.summary << "\n"
      << "  workload:  " << text_of(to_json(spec, cx.workload), shortened) << "\n";
-  if (!cx.status.empty()) {
-    const auto rows = cx.workload.rows();
-    os << "  status:    " << cx.status << " (" << rows << (rows == 1 ? " row" : " rows") << ")\n";
-  }
+  if (!cx.status.empty()) os << "  status:    " << cx.status << " (" << spec.units(cx.workload) << ")\n";
   if (!cx.duplicate_of.empty()) os << "  the same bug as property " << cx.duplicate_of << " reports\n";
   for (const auto& r : cx.related) {
     const Spec& of = r.spec != nullptr ? *r.spec : spec;

@@ -15,6 +15,11 @@ std::string Spec::builtin_names() const {
   return names;
 }
 
+std::string Spec::units(const Workload& workload) const {
+  const auto n = workload.rows();
+  return std::to_string(n) + " " + std::string(unit()) + (n == 1 ? "" : "s");
+}
+
 std::size_t Spec::entries(const Arrays& arrays) const {
   std::size_t total = 0;
   for (const auto& array : arrays) total += array.size();

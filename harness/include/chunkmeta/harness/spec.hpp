@@ -44,6 +44,7 @@ class Spec {
   // Inputs: how a workload is spelled for this spec.
   virtual bool reads_computed_tokens() const = 0;  // else they are zeros and not shown
   virtual std::string_view offsets_field() const = 0;  // "query_start_loc", "cu_seqlens"
+  virtual std::string_view unit() const = 0;           // what one offsets interval is: "row", "sequence"
   virtual bool reads_dtype() const = 0;            // the offsets' dtype shapes the outputs
   // The outputs, in order.
   virtual std::span<const OutputArray> outputs() const = 0;
@@ -75,6 +76,7 @@ class Spec {
   // Shared helpers.
   std::optional<Implementation> find_builtin(std::string_view name) const;
   std::string builtin_names() const;  // "reference, fast, ...", for messages
+  std::string units(const Workload& workload) const;  // "1 row", "3 sequences"
   std::size_t entries(const Arrays& arrays) const;
 };
 
