@@ -111,6 +111,10 @@ std::vector<fs::path> report_files(const fs::path& dir) {
   return found;
 }
 
+std::string misbehave(const std::string& mode) {
+  return kSource + "/tests/misbehaving/misbehave.py " + mode + " " + kCli;
+}
+
 // Each misbehaviour is a finding of the workload that caused it, shrunk to
 // the two rows that trigger it, with a report; never a stuck or crashed run.
 struct Misbehaving {
@@ -144,6 +148,29 @@ TEST_P(MisbehavingImplementation, IsReportedAsAShrunkFindingOfTwoRows) {
   const std::string said = report.value("summary", "") + "\n" + report.value("detail", "");
   EXPECT_NE(said.find(m.evidence), std::string::npos) << report.dump(2);
   EXPECT_NE(run.out.find("replay:    "), std::string::npos) << run.out;
+}
+
+// Every property of the suite, not one: the cases fetched ahead on another
+// thread and the answers asked one by one after a hang cut a fetch short go to
+// the same process, one caller at a time (two at once once left the run
+// waiting forever on a process that had been replaced).
+TEST(CheckCommand, HangingImplementationEndsWithEveryPropertyReported) {
+  if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
+  const auto reports = fresh_dir("hang-every-property");
+  // The default case count: the fetches ahead grow to their largest batches.
+  const auto run = run_cli("check --seed 20261202 --valid-only --corpus " +
+                           fresh_dir("hang-every-property-empty-corpus").string() + " --report-dir " +
+                           reports.string() + " " + impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + misbehave("hang")));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto lines_starting = [&run](const std::string& start) {
+    std::size_t count = 0;
+    for (auto at = run.out.find("\n" + start); at != std::string::npos; at = run.out.find("\n" + start, at + 1)) ++count;
+    return count;
+  };
+  const std::size_t failed = lines_starting("  FAIL  ");
+  EXPECT_GE(failed, 5u) << run.out;  // every property that sends a workload of two rows
+  EXPECT_EQ(lines_starting("MINIMAL "), failed) << "each shrink announces its minimal report as it ends\n" << run.out;
+  EXPECT_FALSE(report_files(reports).empty()) << run.out;
 }
 
 // Runs `chunkmeta ARGUMENTS`, sends it SIGINT when it announces its first
@@ -194,10 +221,6 @@ TEST_P(MisbehavingImplementation, IsReportedOnceWhenInterruptedWhileShrinking) {
   const std::string status = report.value("status", "");
   EXPECT_TRUE(status == "minimal" || status == "not fully shrunk (interrupted)") << status;
   EXPECT_GE(report["rows"].get<int>(), 2) << report.dump(2);
-}
-
-std::string misbehave(const std::string& mode) {
-  return kSource + "/tests/misbehaving/misbehave.py " + mode + " " + kCli;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -49,7 +49,7 @@ section() {
 
 library() {
   echo '```'
-  build/default/bin/chunkmeta_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  build/default/bin/chunkmeta_bench --benchmark_repetitions=3 \
     --benchmark_filter='(prefill_heavy_bs256x|long_prompts_bs64x|chunked_prefill_bs256_|small_batch_bs8x)' \
     2>/dev/null | sed -n '/^write bound built/,$p'
   echo '```'
@@ -100,10 +100,10 @@ coverage() {
 
 for name in "${sections[@]}"; do
   case "$name" in
-    library) section library "Library (C++)" "\`chunkmeta_bench\` (Google Benchmark, 3 repetitions, mean), the SPEC's four anchors at C = 64, 256 and 2048: ns per call of \`reference\`, \`fast\`, \`fast_into\` and a write bound that only writes as many int32 entries." library ;;
+    library) section library "Library (C++)" "\`chunkmeta_bench\` (Google Benchmark, the fastest of 3 repetitions: noise only adds time), the SPEC's four anchors at C = 64, 256 and 2048: ns per call of \`reference\`, \`fast\`, \`fast_into\` and a write bound that only writes as many int32 entries." library ;;
     python) section python "Python drop-ins" "\`bench/python_bench.py\` (best of 7 runs)." python_figures ;;
     throughput) section throughput "Throughput of check, per door" "\`tools/check_throughput.sh\`: one run per door, seed 20261202." throughput ;;
-    report) section report "Time to a report" "\`tools/time_to_report.sh\`: every catalogue mutant, and runaway, crashing and hanging implementations, through each door; seconds from the command's start to the first report and to the minimal report and exit (seed 20261202; corpus: the project's corpus replayed first, as a user's run; no-corpus: found by the properties alone)." report ;;
+    report) section report "Time to a report" "\`tools/time_to_report.sh\`: every catalogue mutant, and runaway, crashing and hanging implementations, through each door; seconds from the command's start to the first report, to the first minimal report (printed as soon as a property's shrinking ends) and to the exit (seed 20261202; corpus: the project's corpus replayed first, as a user's run; no-corpus: found by the properties alone)." report ;;
     fuzz) section fuzz "Fuzzing" "Each target 30 s in one process under ASan+UBSan (preset \`fuzz\`), from its committed corpus." fuzz ;;
     coverage) section coverage "Coverage of lib/" "\`tools/coverage.sh\` (clang source-based): every ctest test, then the committed corpus replays alone; the library's totals and its FLA files." coverage ;;
     *) echo "unknown section $name" >&2; exit 2 ;;

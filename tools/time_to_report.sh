@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # What a user waits for: every catalogue mutant (Mamba's and FLA's) through each
 # door, timed from the command's start to the first report (the first FAILING or
-# COUNTEREXAMPLE line, written to the report dir at that moment) and to the
-# minimal report and exit; then implementations that run away, crash and hang,
+# COUNTEREXAMPLE line, written to the report dir at that moment), to the first
+# minimal report (MINIMAL, printed as soon as a property's shrinking ends) and
+# to the exit; then implementations that run away, crash and hang,
 # through chunkmeta.check() and through a plain JSON Lines program that imports
-# torch. Prints one Markdown table row per run: rows of the final workload and
-# the calls made to the implementation.
+# torch. Prints one Markdown table row per run: rows (or sequences) of the final
+# workload and the calls made to the implementation.
 #   tools/time_to_report.sh [BUILD_DIR] [corpus|no-corpus|both]   (default build/default, both)
 # "corpus" replays the project's corpus first (as a user's run does);
 # "no-corpus" finds every bug from scratch through the properties.
@@ -44,12 +45,13 @@ spec_of() {
 run_timed() {
   local label=$1 mode=$2
   shift 2
-  local start first="" status
+  local start first="" minimal="" status
   start=$(now)
   : > "$work/log"
   while IFS= read -r line; do
     echo "$line" >> "$work/log"
     if [ -z "$first" ] && [[ "$line" =~ ^(FAILING|COUNTEREXAMPLE) ]]; then first=$(now); fi
+    if [ -z "$minimal" ] && [[ "$line" =~ ^(MINIMAL|SHRINKING\ STOPPED|COUNTEREXAMPLE) ]]; then minimal=$(now); fi
   done < <(code=0
            timeout "$limit" "$@" 2>&1 || code=$?
            echo "exit $code" > "$work/status")
@@ -57,14 +59,15 @@ run_timed() {
   end=$(now)
   status=$(sed -n 's/^exit //p' "$work/status")
   local rows calls
-  # The final reports' rows: the smallest workload reported.
-  rows=$(sed -n 's/^  status: .*(\([0-9]*\) rows\{0,1\})$/\1/p' "$work/log" | sort -n | head -1)
+  # The final reports' rows (Mamba) or sequences (FLA): the smallest workload reported.
+  rows=$(sed -n 's/^  status: .*(\([0-9]*\) \(row\|sequence\)s\{0,1\})$/\1/p' "$work/log" | sort -n | head -1)
   calls=$(sed -n 's/^Calls: \([0-9]*\) workloads.*/\1/p; s/^PYTHON CALLS \([0-9]*\)$/\1/p' "$work/log" | head -1)
-  local first_s="-" total_s
+  local first_s="-" minimal_s="-" total_s
   [ -n "$first" ] && first_s=$(awk -v a="$start" -v b="$first" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+  [ -n "$minimal" ] && minimal_s=$(awk -v a="$start" -v b="$minimal" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
   total_s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
   [ "$status" = 124 ] && total_s=">$limit"
-  echo "| $label | $mode | $first_s | $total_s | ${rows:--} | ${calls:--} | $status |"
+  echo "| $label | $mode | $first_s | $minimal_s | $total_s | ${rows:--} | ${calls:--} | $status |"
 }
 
 # check_cli LABEL MODE SPEC ARGS...: `chunkmeta check` through a door.
@@ -95,8 +98,8 @@ except chunkmeta.CheckFailed as failed:
 "
 }
 
-echo "| mutant / door | corpus | first report (s) | minimal report and exit (s) | rows | calls | exit |"
-echo "|---|---|---|---|---|---|---|"
+echo "| mutant / door | corpus | first report (s) | minimal report (s) | exit (s) | rows or sequences | calls | exit |"
+echo "|---|---|---|---|---|---|---|---|"
 for mode in $modes; do
   for name in $mutants; do
     spec=$(spec_of "$name")

@@ -298,6 +298,8 @@ class Round {
           if (a < current->answers.size() && current->answers[a]) {
             answers.push_back(std::move(*current->answers[a]));
           } else {  // not fetched ahead (no batches, or the fetch stopped early)
+            // The implementation takes one caller at a time: the fetch ahead ends first.
+            cancel_and_land(next.get());
             answers.push_back(std::move(answer_one_by_one(std::span<const Workload>(&current->asks[a], 1), false)[0]));
           }
         }

@@ -82,8 +82,22 @@ bool ShrinkWatch::should_stop() {
 std::optional<harness::WrittenFiles> ShrinkWatch::finish(harness::Counterexample& counterexample, std::string* error) {
   counterexample.status = stop_reason_.empty() || !failing() ? harness::kMinimal
                                                              : "not fully shrunk (" + stop_reason_ + ")";
-  if (!slot_) return std::nullopt;
-  return slot_->write(counterexample, error, true);
+  std::optional<harness::WrittenFiles> files;
+  if (slot_) files = slot_->write(counterexample, error, true);
+  if (failing()) {
+    // The minimal report the moment it exists, not only in the summary at the end
+    // of the run (other properties may take long to pass).
+    std::ostringstream line;
+    line << (stop_reason_.empty() ? "MINIMAL " : "SHRINKING STOPPED ") << label_ << ": "
+         << harness::to_string(counterexample.finding.kind) << ": " << counterexample.finding.summary << " ("
+         << counterexample.spec->units(counterexample.workload) << ") after " << failures_ - 1 << " steps, "
+         << std::fixed << std::setprecision(1)
+         << std::chrono::duration<double>(Clock::now() - first_failure_).count() << " s";
+    if (!stop_reason_.empty()) line << " (" << stop_reason_ << ")";
+    if (files) line << ", report: " << files->report.string();
+    tell(line.str() + "\n");
+  }
+  return files;
 }
 
 }  // namespace chunkmeta::engine::detail

@@ -435,6 +435,7 @@ struct Subprocess::State {
 
   // The child closed stdout or died: collect its stderr and status.
   std::string ended() {
+    if (!running()) return "was not running";  // never kill(-pid) or waitpid(pid) with pid -1
     drain_stderr(200);
     int status = 0;
     // It may still be alive with stdout closed; give it a moment, then kill.
