@@ -152,8 +152,8 @@ TEST_P(MisbehavingImplementation, IsReportedAsAShrunkFindingOfTwoRows) {
 
 // Every property of the suite, not one: the cases fetched ahead on another
 // thread and the answers asked one by one after a hang cut a fetch short go to
-// the same process, one caller at a time (two at once once left the run
-// waiting forever on a process that had been replaced).
+// the same process, one caller at a time (two callers at once used to leave
+// the run waiting forever for a spare process to exit).
 TEST(CheckCommand, HangingImplementationEndsWithEveryPropertyReported) {
   if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
   const auto reports = fresh_dir("hang-every-property");

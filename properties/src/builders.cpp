@@ -170,10 +170,11 @@ Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes c
     // The related workloads (and copies of their outputs) are gathered only for a failure.
     if (all_ok && !harness::compare_outcomes(spec, predicted, whole)) return std::nullopt;
     return expect_relation(spec, c.workload,
-                           "the whole batch's output differs from its two parts' outputs joined (split before row " +
-                               std::to_string(split) + ")",
+                           "the whole batch's output differs from its two parts' outputs joined (split before " +
+                               std::string(spec.unit()) + " " + std::to_string(split) + ")",
                            {{"whole batch", c.workload, whole, nullptr},
-                            {"left part (rows before " + std::to_string(split) + ")", left, left_out, nullptr},
+                            {"left part (" + std::string(spec.unit()) + "s before " + std::to_string(split) + ")", left,
+                             left_out, nullptr},
                             {"right part", right, right_out, nullptr}},
                            predicted, whole);
   };
