@@ -136,40 +136,33 @@ Outcome through_int32(const Workload& w, Compute32&& compute) {
   return compute(fla::View32{w.chunk_size, cu});
 }
 
-// Buffers of the exact sizes filled with -7, so an entry left unwritten shows.
-template <typename Int>
-Outcome indices_into(const fla::BasicView<Int>& view) {
-  auto sizes = fla::output_sizes(view);
-  if (!sizes.ok()) return sizes.error();
-  std::vector<Int> out(static_cast<std::size_t>(2 * sizes.value().chunks), -7);
-  auto written = fla::chunk_indices_into(view, std::span<Int>(out));
-  if (!written.ok()) return written.error();
-  return one_array(narrow(out));
-}
-
-template <typename Int>
-Outcome offsets_into(const fla::BasicView<Int>& view) {
-  auto sizes = fla::output_sizes(view);
-  if (!sizes.ok()) return sizes.error();
-  std::vector<std::int64_t> out(static_cast<std::size_t>(sizes.value().offsets), -7);
-  auto written = fla::chunk_offsets_into(view, std::span<std::int64_t>(out));
-  if (!written.ok()) return written.error();
-  return one_array(narrow(out));
-}
-
 template <typename Result>
 Outcome returned(Result&& result) {
   if (!result.ok()) return result.error();
   return one_array(narrow(result.value()));
 }
 
-// The writer of the spec's one output into a caller buffer, for the
-// workload's cu_seqlens dtype (chunk_indices takes it; chunk_offsets is int64).
+// FLA's two specs differ only in their one output: chunk_indices (kIndices, of
+// cu_seqlens' type) or chunk_offsets (int64).
 template <bool kIndices, typename Int>
-Result<std::vector<std::vector<std::int64_t>>> write_one(const Workload& w, std::int64_t size, std::int64_t fill) {
-  const std::vector<Int> cu(w.query_start_loc.begin(), w.query_start_loc.end());
-  const fla::BasicView<Int> view{w.chunk_size, cu};
-  using Out = std::conditional_t<kIndices, Int, std::int64_t>;
+using OutputOf = std::conditional_t<kIndices, Int, std::int64_t>;
+
+// The library's returning entry point for the spec's output.
+template <bool kIndices, typename Int>
+Outcome returned_by_library(const fla::BasicView<Int>& view) {
+  if constexpr (kIndices) {
+    return returned(fla::chunk_indices(view));
+  } else {
+    return returned(fla::chunk_offsets(view));
+  }
+}
+
+// The library's writer of the spec's output into a buffer of `size` entries
+// filled with `fill` first: the whole buffer after the call, or its error.
+template <bool kIndices, typename Int>
+Result<std::vector<OutputOf<kIndices, Int>>> written_into(const fla::BasicView<Int>& view, std::int64_t size,
+                                                          std::int64_t fill) {
+  using Out = OutputOf<kIndices, Int>;
   std::vector<Out> buffer(static_cast<std::size_t>(size), static_cast<Out>(fill));
   Result<std::int64_t> written = std::int64_t{0};
   if constexpr (kIndices) {
@@ -178,137 +171,109 @@ Result<std::vector<std::vector<std::int64_t>>> write_one(const Workload& w, std:
     written = fla::chunk_offsets_into(view, std::span<Out>(buffer));
   }
   if (!written.ok()) return written.error();
-  return std::vector<std::vector<std::int64_t>>{{buffer.begin(), buffer.end()}};
+  return buffer;
 }
 
-class FlaSpec : public Spec {
+// Entries of the spec's output for the library's sizes.
+template <bool kIndices>
+std::int64_t entries_of(const fla::Sizes& sizes) {
+  return kIndices ? 2 * sizes.chunks : sizes.offsets;
+}
+
+// Buffers of the exact sizes filled with -7, so an entry left unwritten shows.
+template <bool kIndices, typename Int>
+Outcome written_by_library(const fla::BasicView<Int>& view) {
+  auto sizes = fla::output_sizes(view);
+  if (!sizes.ok()) return sizes.error();
+  auto written = written_into<kIndices>(view, entries_of<kIndices>(sizes.value()), -7);
+  if (!written.ok()) return written.error();
+  return one_array(narrow(written.value()));
+}
+
+template <bool kIndices>
+class FlaSpec final : public Spec {
  public:
+  std::string_view name() const override { return kIndices ? "fla.chunk_indices" : "fla.chunk_offsets"; }
+  std::string_view summary() const override {
+    return kIndices ? "FLA's chunk_indices: a row (i, j) per chunk, of cu_seqlens' dtype (SPEC Part 2)"
+                    : "FLA's chunk_offsets: the prefix sum of ceil(len / C), int64 (SPEC Part 2)";
+  }
   bool reads_computed_tokens() const override { return false; }
   std::string_view offsets_field() const override { return "cu_seqlens"; }
   std::string_view unit() const override { return "sequence"; }
   bool reads_dtype() const override { return true; }
+  std::span<const OutputArray> outputs() const override { return kOutputs; }
   std::optional<Error> validate(const Workload& workload, const Limits& limits) const override {
     return fla::validate(view64(workload), limits);
   }
-  bool writer_keeps_the_rest() const override { return true; }
   std::optional<std::int64_t> chunks(const Workload& workload) const override {
     const auto sizes = fla::output_sizes(view64(workload));
     if (!sizes.ok()) return std::nullopt;
     return sizes.value().chunks;
   }
-};
-
-class FlaChunkIndicesSpec final : public FlaSpec {
- public:
-  std::string_view name() const override { return "fla.chunk_indices"; }
-  std::string_view summary() const override {
-    return "FLA's chunk_indices: a row (i, j) per chunk, of cu_seqlens' dtype (SPEC Part 2)";
-  }
-  std::span<const OutputArray> outputs() const override { return kOutputs; }
   std::optional<std::vector<std::int64_t>> output_entries(const Workload& workload) const override {
     const auto sizes = fla::output_sizes(view64(workload));
     if (!sizes.ok()) return std::nullopt;
-    return std::vector<std::int64_t>{2 * sizes.value().chunks};
+    return std::vector<std::int64_t>{entries_of<kIndices>(sizes.value())};
   }
   Outcome reference(const Workload& workload) const override {
     auto outputs = fla::reference(view64(workload));
     if (!outputs.ok()) return outputs.error();
-    return one_array(narrow(outputs.value().chunk_indices));
+    return one_array(narrow(kIndices ? outputs.value().chunk_indices : outputs.value().chunk_offsets));
   }
   std::optional<InvariantViolation> check_invariants(const Workload& workload, const Arrays& arrays) const override {
-    return indices_invariants(workload, arrays);
+    return kIndices ? indices_invariants(workload, arrays) : offsets_invariants(workload, arrays);
   }
   Result<std::vector<std::vector<std::int64_t>>> write_into(const Workload& workload,
                                                             std::span<const std::int64_t> sizes,
                                                             std::int64_t fill) const override {
-    if (workload.dtype == Dtype::int32 && fits_int32(workload))
-      return write_one<true, std::int32_t>(workload, sizes[0], fill);
-    return write_one<true, std::int64_t>(workload, sizes[0], fill);
+    if (workload.dtype == Dtype::int32 && fits_int32(workload)) return write_as<std::int32_t>(workload, sizes[0], fill);
+    return write_as<std::int64_t>(workload, sizes[0], fill);
   }
+  bool writer_keeps_the_rest() const override { return true; }
   const std::vector<Implementation>& builtins() const override {
     static const std::vector<Implementation> all = {
         in_process("reference", "the SPEC's procedure, ported line by line", *this,
                    [this](const Workload& w) { return reference(w); }),
         in_process("fast", "production implementation, returning, int64 cu_seqlens", *this,
-                   [](const Workload& w) { return returned(fla::chunk_indices(view64(w))); }),
+                   [](const Workload& w) { return returned_by_library<kIndices>(view64(w)); }),
         in_process("fast-int32", "production implementation, returning, int32 cu_seqlens", *this,
                    [](const Workload& w) {
-                     return through_int32(w, [](const fla::View32& v) { return returned(fla::chunk_indices(v)); });
+                     return through_int32(w, [](const fla::View32& v) { return returned_by_library<kIndices>(v); });
                    }),
         in_process("fast-into", "production implementation, caller buffers, int64 cu_seqlens", *this,
-                   [](const Workload& w) { return indices_into(view64(w)); }),
+                   [](const Workload& w) { return written_by_library<kIndices>(view64(w)); }),
         in_process("fast-into-int32", "production implementation, caller buffers, int32 cu_seqlens", *this,
                    [](const Workload& w) {
-                     return through_int32(w, [](const fla::View32& v) { return indices_into(v); });
+                     return through_int32(w, [](const fla::View32& v) { return written_by_library<kIndices>(v); });
                    }),
     };
     return all;
   }
 
  private:
-  static constexpr OutputArray kOutputs[] = {{"chunk_indices", 2}};
-};
-
-class FlaChunkOffsetsSpec final : public FlaSpec {
- public:
-  std::string_view name() const override { return "fla.chunk_offsets"; }
-  std::string_view summary() const override {
-    return "FLA's chunk_offsets: the prefix sum of ceil(len / C), int64 (SPEC Part 2)";
-  }
-  std::span<const OutputArray> outputs() const override { return kOutputs; }
-  std::optional<std::vector<std::int64_t>> output_entries(const Workload& workload) const override {
-    const auto sizes = fla::output_sizes(view64(workload));
-    if (!sizes.ok()) return std::nullopt;
-    return std::vector<std::int64_t>{sizes.value().offsets};
-  }
-  Outcome reference(const Workload& workload) const override {
-    auto outputs = fla::reference(view64(workload));
-    if (!outputs.ok()) return outputs.error();
-    return one_array(narrow(outputs.value().chunk_offsets));
-  }
-  std::optional<InvariantViolation> check_invariants(const Workload& workload, const Arrays& arrays) const override {
-    return offsets_invariants(workload, arrays);
-  }
-  Result<std::vector<std::vector<std::int64_t>>> write_into(const Workload& workload,
-                                                            std::span<const std::int64_t> sizes,
-                                                            std::int64_t fill) const override {
-    if (workload.dtype == Dtype::int32 && fits_int32(workload))
-      return write_one<false, std::int32_t>(workload, sizes[0], fill);
-    return write_one<false, std::int64_t>(workload, sizes[0], fill);
-  }
-  const std::vector<Implementation>& builtins() const override {
-    static const std::vector<Implementation> all = {
-        in_process("reference", "the SPEC's procedure, ported line by line", *this,
-                   [this](const Workload& w) { return reference(w); }),
-        in_process("fast", "production implementation, returning, int64 cu_seqlens", *this,
-                   [](const Workload& w) { return returned(fla::chunk_offsets(view64(w))); }),
-        in_process("fast-int32", "production implementation, returning, int32 cu_seqlens", *this,
-                   [](const Workload& w) {
-                     return through_int32(w, [](const fla::View32& v) { return returned(fla::chunk_offsets(v)); });
-                   }),
-        in_process("fast-into", "production implementation, caller buffers, int64 cu_seqlens", *this,
-                   [](const Workload& w) { return offsets_into(view64(w)); }),
-        in_process("fast-into-int32", "production implementation, caller buffers, int32 cu_seqlens", *this,
-                   [](const Workload& w) {
-                     return through_int32(w, [](const fla::View32& v) { return offsets_into(v); });
-                   }),
-    };
-    return all;
+  // The writer for the workload's cu_seqlens dtype, its buffer widened for the caller.
+  template <typename Int>
+  static Result<std::vector<std::vector<std::int64_t>>> write_as(const Workload& w, std::int64_t size,
+                                                                 std::int64_t fill) {
+    const std::vector<Int> cu(w.query_start_loc.begin(), w.query_start_loc.end());
+    auto written = written_into<kIndices>(fla::BasicView<Int>{w.chunk_size, cu}, size, fill);
+    if (!written.ok()) return written.error();
+    return std::vector<std::vector<std::int64_t>>{{written.value().begin(), written.value().end()}};
   }
 
- private:
-  static constexpr OutputArray kOutputs[] = {{"chunk_offsets", 1}};
+  static constexpr OutputArray kOutputs[] = {{kIndices ? "chunk_indices" : "chunk_offsets", kIndices ? 2 : 1}};
 };
 
 }  // namespace
 
 const Spec& fla_chunk_indices_spec() {
-  static const FlaChunkIndicesSpec spec;
+  static const FlaSpec<true> spec;
   return spec;
 }
 
 const Spec& fla_chunk_offsets_spec() {
-  static const FlaChunkOffsetsSpec spec;
+  static const FlaSpec<false> spec;
   return spec;
 }
 
