@@ -36,17 +36,24 @@ for python in python3 /usr/bin/python3; do
   fi
 done
 
-# The Python module's check(): the same suite, seed and function, in process (no subprocess, no JSON).
-if [ -d "$build/python/chunkmeta" ]; then
-  for arrays in lists torch; do
-    echo "--- chunkmeta.check(), Python example in process, $arrays"
-    PYTHONPATH="$build/python:examples/python" /usr/bin/python3 - "$arrays" "$reports" <<'PY'
-import sys, chunkmeta, reference_procedure
-s = chunkmeta.check(reference_procedure.compute_chunk_metadata, seed=20261202, cases=500, corpus=[], arrays=sys.argv[1],
-                    report_dir=sys.argv[2], database=None)
+# check_in_process LABEL SPEC MODULE:FUNCTION ARRAYS: the Python module's check(), the same
+# suite, seed and function as the doors above, in process (no subprocess, no JSON).
+check_in_process() {
+  echo "--- $1"
+  PYTHONPATH="$build/python:examples/python" /usr/bin/python3 - "$2" "$3" "$4" "$reports" <<'PY'
+import importlib, sys, chunkmeta
+spec, target, arrays, reports = sys.argv[1:]
+module, function = target.split(":")
+s = chunkmeta.check(getattr(importlib.import_module(module), function), spec=spec, seed=20261202, cases=500,
+                    corpus=[], arrays=arrays, report_dir=reports, database=None)
 calls = sum(p.calls for p in s.properties)
 print(f"Throughput: {s.cases} cases in {s.seconds:.2f} s = {s.cases_per_second:.0f} cases/s; {calls} calls")
 PY
+}
+if [ -d "$build/python/chunkmeta" ]; then
+  for arrays in lists torch; do
+    check_in_process "chunkmeta.check(), Python example in process, $arrays" mamba \
+      reference_procedure:compute_chunk_metadata "$arrays"
   done
 fi
 
@@ -66,12 +73,6 @@ run "FLA, built in" --spec fla.chunk_indices --impl fast --cases 2000
 run "FLA, cmd: chunkmeta compute" --spec fla.chunk_indices --impl "cmd:$cli compute" --cases 2000
 run "FLA, cmd: Python example, lists" --spec fla.chunk_indices --valid-only --impl "cmd:python3 $adapter --lists $fla_example" --cases 500
 if [ -d "$build/python/chunkmeta" ]; then
-  echo "--- FLA, chunkmeta.check(), Python example in process, lists"
-  PYTHONPATH="$build/python:examples/python" /usr/bin/python3 - "$reports" <<'PY'
-import sys, chunkmeta, fla_reference_procedure
-s = chunkmeta.check(fla_reference_procedure.reference_chunk_indices, spec="fla.chunk_indices", seed=20261202, cases=500, corpus=[],
-                    arrays="lists", report_dir=sys.argv[1], database=None)
-calls = sum(p.calls for p in s.properties)
-print(f"Throughput: {s.cases} cases in {s.seconds:.2f} s = {s.cases_per_second:.0f} cases/s; {calls} calls")
-PY
+  check_in_process "FLA, chunkmeta.check(), Python example in process, lists" fla.chunk_indices \
+    fla_reference_procedure:reference_chunk_indices lists
 fi
