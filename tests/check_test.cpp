@@ -232,6 +232,9 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehaving{"skip", misbehave("skip"), "missing_output", "skip on a workload of 2 rows"},
         Misbehaving{"exit_early", misbehave("exit-early"), "crashed", "exit-early on a workload of 2 rows"},
         Misbehaving{"short_binary_answer", misbehave("short-binary"), "crashed", "short-binary on a workload of 2 rows"},
+        Misbehaving{"answers_twice", misbehave("twice"), "malformed_output", "extra or repeated"},
+        Misbehaving{"nests_30k_deep", misbehave("deep"), "malformed_output", "nested more than 64 deep"},
+        Misbehaving{"floods_stdout", misbehave("flood"), "malformed_output", "without ending its answer"},
         Misbehaving{"raises", kAdapter + " " + kSource + "/tests/misbehaving/raises.py:raises_on_two_rows", "raised",
                     "IndexError: row index out of range"}),
     [](const auto& info) { return info.param.name; });
@@ -259,14 +262,51 @@ std::vector<int> processes_with(const std::string& marker) {
 
 // A CI runner's time limit kills the harness with SIGKILL, which no handler
 // sees: its implementations must die with it, not hang on in a group of their own.
+// The processes left with `marker` on their command line, after waiting up to 5 s for them to go.
+std::vector<int> left_after_five_seconds(const std::string& marker) {
+  std::vector<int> left = processes_with(marker);
+  for (int i = 0; i < 50 && !left.empty(); ++i) {
+    usleep(100000);
+    left = processes_with(marker);
+  }
+  return left;
+}
+
+// Descendants that call setsid leave the process group a kill reaches; the
+// guard (a child subreaper) kills them when the implementation ends.
+TEST(CheckCommand, DescendantsInSessionsOfTheirOwnDoNotOutliveTheRun) {
+  if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
+  const std::string marker = "chunkmeta-escape-marker-" + std::to_string(::getpid());
+  const auto run = run_cli("check --seed 20261202 --cases 200 --timeout 1 --valid-only "
+                           "--property MatchesReferenceOnEveryValidWorkload --corpus " +
+                           fresh_dir("escape-empty-corpus").string() + " --report-dir " +
+                           fresh_dir("escape-reports").string() + " " +
+                           impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + misbehave("escape") + " " + marker));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("finding:   timed_out"), std::string::npos) << run.out;
+  const std::vector<int> left = left_after_five_seconds(marker);
+  for (int other : left) kill(other, SIGKILL);
+  EXPECT_TRUE(left.empty()) << left.size() << " descendant(s) in new sessions outlived the run";
+}
+
+// A correct program that writes more than a pipe holds to stderr before its
+// first answer is verified as quickly as any other (its stderr is drained).
+TEST(CheckCommand, VerifiesAProgramThatFloodsStderrAtStart) {
+  const auto run = check("stderr-flood", impl("cmd:head -c 1000000 /dev/zero >&2; exec " + kCli + " compute") +
+                                             " --cases 200 --timeout 5");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
+}
+
 TEST(CheckCommand, KilledWithSigkillLeavesNoImplementationProcessBehind) {
   if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3 found at configure time";
   const std::string marker = "chunkmeta-orphan-marker-" + std::to_string(::getpid());
   const auto empty_corpus = fresh_dir("orphan-empty-corpus");
-  // misbehave.py hangs on the first workload of two rows; its extra argument marks it.
+  // misbehave.py hangs on the first workload of two rows, after starting three
+  // descendants in sessions of their own; its extra argument marks them all.
   const std::string arguments = "check --seed 20261202 --cases 200 --timeout 600 --valid-only --corpus " +
                                 empty_corpus.string() + " --report-dir " + fresh_dir("orphan-reports").string() + " " +
-                                impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + misbehave("hang") + " " + marker);
+                                impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + misbehave("escape") + " " + marker);
   const pid_t pid = fork();
   if (pid == 0) {
     execl("/bin/sh", "sh", "-c", ("exec " + kCli + " " + arguments + " >/dev/null 2>&1").c_str(),
@@ -293,16 +333,12 @@ TEST(CheckCommand, KilledWithSigkillLeavesNoImplementationProcessBehind) {
   for (int i = 0; i < 100 && !implementation_running(); ++i) usleep(100000);
   ASSERT_TRUE(implementation_running()) << "the implementation never started";
   sleep(2);
-  ASSERT_GE(processes_with(marker).size(), 3u) << "the harness, its guard and the implementation";
+  ASSERT_GE(processes_with(marker).size(), 6u) << "the harness, its guard, the implementation and its 3 descendants";
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   int status = 0;
   waitpid(pid, &status, 0);
   cleanup.harness = 0;  // reaped: its pid may be reused
-  std::vector<int> left = processes_with(marker);
-  for (int i = 0; i < 50 && !left.empty(); ++i) {
-    usleep(100000);
-    left = processes_with(marker);
-  }
+  const std::vector<int> left = left_after_five_seconds(marker);
   EXPECT_TRUE(left.empty()) << left.size() << " implementation process(es) outlived the harness by 5 s";
 }
 

@@ -197,8 +197,7 @@ class Round {
     std::size_t sent = 0;
     while (sent < unknown.size() && !(decided && decided(ready))) {
       const auto rest = std::span<const Workload>(unknown).subspan(sent);
-      std::vector<Answer> batch = impl_.compute_batch(rest);
-      if (batch.empty()) batch.push_back(impl_.compute(rest.front()));  // never loop without progress
+      std::vector<Answer> batch = harness::answer_batch(impl_, rest);
       for (auto& answer : batch) {
         if (shrinking && memo_ != nullptr) memo_->keep(spec_, unknown[sent], answer);
         answers[unknown_at[sent++]] = std::move(answer);

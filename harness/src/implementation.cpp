@@ -57,18 +57,21 @@ bool is_misbehaviour(FindingKind kind) noexcept {
   }
 }
 
+std::vector<Answer> answer_batch(const Implementation& implementation, std::span<const Workload> workloads) {
+  std::vector<Answer> batch;
+  if (workloads.empty()) return batch;
+  if (implementation.compute_batch) batch = implementation.compute_batch(workloads);
+  if (batch.empty()) batch.push_back(implementation.compute(workloads.front()));  // never loop without progress
+  // A door that answers more than it was asked answers nothing past that.
+  if (batch.size() > workloads.size()) batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(workloads.size()), batch.end());
+  return batch;
+}
+
 std::vector<Answer> answer_all(const Implementation& implementation, std::span<const Workload> workloads) {
   std::vector<Answer> answers;
   answers.reserve(workloads.size());
   while (answers.size() < workloads.size()) {
-    const auto rest = workloads.subspan(answers.size());
-    if (!implementation.compute_batch) {
-      answers.push_back(implementation.compute(rest.front()));
-      continue;
-    }
-    auto batch = implementation.compute_batch(rest);
-    if (batch.empty()) batch.push_back(implementation.compute(rest.front()));  // never loop without progress
-    for (auto& answer : batch) answers.push_back(std::move(answer));
+    for (auto& answer : answer_batch(implementation, workloads.subspan(answers.size()))) answers.push_back(std::move(answer));
   }
   return answers;
 }

@@ -270,6 +270,29 @@ class FirstParseError final : public nlohmann::json_sax<Json> {
   }
 };
 
+}  // namespace
+
+bool nests_deeper_than(std::string_view text, int limit) noexcept {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character cannot end the string
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+namespace {
+
 std::string why_not_json(std::string_view text) {
   FirstParseError first;
   Json::sax_parse(text, &first);
@@ -286,6 +309,9 @@ std::variant<Json, InputError> parse_json_line(std::string_view line) {
                        "a NUL byte at byte " + std::to_string(nul) + "; a line must be JSON text only");
   if (line.starts_with("\xEF\xBB\xBF"))
     return input_error("malformed_json", "", Error::kNoIndex, "the line starts with a byte-order mark; JSON Lines are UTF-8 without one");
+  if (nests_deeper_than(line))
+    return input_error("malformed_json", "", Error::kNoIndex,
+                       "arrays or objects nested more than " + std::to_string(kMaxJsonDepth) + " deep");
   std::vector<std::string> keys;  // of the outermost object
   std::optional<std::string> repeated;
   const Json::parser_callback_t note_keys = [&](int depth, Json::parse_event_t event, Json& parsed) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -137,33 +138,108 @@ int lifeline() {
   return read_end;
 }
 
-// Runs in the forked guard, the process group's leader: waits for the
-// implementation (`child`), then ends the way it ended; or, when the harness
-// is gone (end-of-file on the lifeline, fd 3), kills the whole group.
+// Appends the decimal digits of `value` at `out` (async-signal-safe); returns the end.
+char* append_decimal(char* out, long value) {
+  char digits[24];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
+  while (count > 0) *out++ = digits[--count];
+  return out;
+}
+
+// SIGKILLs the children of this process that /proc lists; false if none is
+// listed (or the list cannot be read). Raw syscalls only: async-signal-safe.
+bool kill_listed_children() {
+  char path[64] = "/proc/self/task/";
+  char* end = append_decimal(path + 16, getpid());  // single-threaded: the one task is the process
+  const char kChildren[] = "/children";
+  for (const char c : kChildren) *end++ = c;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool any = false;
+  long pid = -1;
+  char buf[4096];
+  for (ssize_t got; (got = read(fd, buf, sizeof buf)) > 0;) {
+    for (ssize_t i = 0; i < got; ++i) {
+      if (buf[i] >= '0' && buf[i] <= '9') {
+        pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
+      } else if (pid > 0) {
+        kill(static_cast<pid_t>(pid), SIGKILL);
+        any = true;
+        pid = -1;
+      }
+    }
+  }
+  if (pid > 0) {
+    kill(static_cast<pid_t>(pid), SIGKILL);
+    any = true;
+  }
+  close(fd);
+  return any;
+}
+
+// Kills and reaps every descendant of the guard: it is a child subreaper, so
+// whatever a killed process leaves (in its group, or in a session of its own
+// after setsid) becomes the guard's child and is killed in a later round.
+// Returns the implementation's status if it was reaped here.
+std::optional<int> kill_descendants(pid_t implementation) {
+  std::optional<int> reaped;
+  kill(-getpgrp(), SIGCONT);  // stopped processes die at once; SIGKILL follows for every one listed
+  while (true) {
+    if (!kill_listed_children()) kill(implementation, SIGKILL);  // no /proc: the implementation at least
+    int status = 0;
+    const pid_t done = waitpid(-1, &status, 0);
+    if (done < 0) {
+      if (errno == EINTR) continue;
+      return reaped;  // ECHILD: none left
+    }
+    if (done == implementation) reaped = status;
+  }
+}
+
+// Ends the guard the way the implementation ended (the harness reads its status).
+[[noreturn]] void end_like(int status) {
+  if (WIFSIGNALED(status)) {
+    // The same signal, without a core file, so the harness reads the same status.
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(WTERMSIG(status), SIG_DFL);
+    sigset_t unblocked;
+    sigemptyset(&unblocked);
+    sigaddset(&unblocked, WTERMSIG(status));
+    sigprocmask(SIG_UNBLOCK, &unblocked, nullptr);
+    kill(getpid(), WTERMSIG(status));
+    _exit(128 + WTERMSIG(status));
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+// Runs in the forked guard, the process group's leader and a child subreaper:
+// waits for the implementation (`child`), kills every descendant it left, then
+// ends the way the implementation ended. When the harness is gone (end-of-file
+// on the lifeline, fd 3) or asks it to stop (end-of-file on its control pipe,
+// fd 4), it kills the implementation and every descendant first. No process an
+// implementation starts outlives its guard, whatever session it moved to.
 // Only async-signal-safe calls: the harness forked it with threads running.
 [[noreturn]] void guard(pid_t child) {
   constexpr int kLifeline = 3;
+  constexpr int kControl = 4;
   const int child_fd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
   while (true) {
-    pollfd watched[2] = {{kLifeline, POLLIN, 0}, {child_fd, POLLIN, 0}};
+    pollfd watched[3] = {{kLifeline, POLLIN, 0}, {kControl, POLLIN, 0}, {child_fd, POLLIN, 0}};
     // Without pidfds (kernels before 5.3), the child's end is polled for.
-    const int ready = poll(watched, child_fd >= 0 ? 2 : 1, child_fd >= 0 ? -1 : 20);
-    if (ready > 0 && watched[0].revents != 0) kill(0, SIGKILL);  // the harness is gone: the group goes too
+    const int ready = poll(watched, child_fd >= 0 ? 3 : 2, child_fd >= 0 ? -1 : 20);
+    if (ready > 0 && (watched[0].revents != 0 || watched[1].revents != 0)) {
+      kill(child, SIGKILL);
+      end_like(kill_descendants(child).value_or(SIGKILL));
+    }
     int status = 0;
-    if (waitpid(child, &status, child_fd >= 0 ? 0 : WNOHANG) == child) {
-      if (WIFSIGNALED(status)) {
-        // The same signal, without a core file, so the harness reads the same status.
-        const rlimit no_core{0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);
-        signal(WTERMSIG(status), SIG_DFL);
-        sigset_t unblocked;
-        sigemptyset(&unblocked);
-        sigaddset(&unblocked, WTERMSIG(status));
-        sigprocmask(SIG_UNBLOCK, &unblocked, nullptr);
-        kill(getpid(), WTERMSIG(status));
-        _exit(128 + WTERMSIG(status));
-      }
-      _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    if (waitpid(child, &status, WNOHANG) == child) {
+      kill_descendants(child);
+      end_like(status);
     }
   }
 }
@@ -189,6 +265,7 @@ struct Subprocess::State {
   int to_child = -1;    // its stdin
   int from_child = -1;  // its stdout
   int errors = -1;      // its stderr
+  int control = -1;     // its guard's control pipe (Child::control)
   std::string inbuf;    // stdout bytes not yet split into answers
   std::size_t inbuf_scanned = 0;  // of inbuf, bytes known to end no answer yet
   Tail stderr_tail{4096};
@@ -229,6 +306,9 @@ struct Subprocess::State {
   double units_of(const Workload& workload) const {
     return 1.0 + static_cast<double>(workload.rows()) + static_cast<double>(spec->chunks(workload).value_or(0));
   }
+  std::size_t answer_limit(double units) const {
+    return options.answer_allowance_bytes + static_cast<std::size_t>(units) * options.answer_bytes_per_unit;
+  }
   void answered(const Workload& workload, double seconds) {
     if (awaiting_first_answer) return;
     slowest_answer = std::max(slowest_answer, seconds);
@@ -245,6 +325,7 @@ struct Subprocess::State {
     int to_child = -1;
     int from_child = -1;
     int errors = -1;
+    int control = -1;  // closing it asks the guard to kill everything it guards
   };
 
   std::optional<Child> spawn() {
@@ -260,10 +341,16 @@ struct Subprocess::State {
     for (const auto& variable : environment) envp.push_back(const_cast<char*>(variable.c_str()));
     envp.push_back(nullptr);
     const int life = lifeline();
+    int control[2];
+    if (pipe2(control, O_CLOEXEC) != 0) {
+      start_error = std::string("cannot create pipes: ") + std::strerror(errno);
+      for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+      return std::nullopt;
+    }
     const pid_t child = fork();
     if (child < 0) {
       start_error = std::string("cannot fork: ") + std::strerror(errno);
-      for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+      for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1], control[0], control[1]}) close(fd);
       return std::nullopt;
     }
     if (child == 0) {
@@ -271,14 +358,17 @@ struct Subprocess::State {
       // shell starts), holding nothing but the lifeline: every other inherited
       // descriptor is closed, so no other implementation's pipe stays open here.
       setpgid(0, 0);
+      prctl(PR_SET_CHILD_SUBREAPER, 1);
       dup2(in[0], STDIN_FILENO);
       dup2(out[1], STDOUT_FILENO);
       dup2(err[1], STDERR_FILENO);
-      if (life >= 0) dup2(life, 3);
-      syscall(SYS_close_range, life >= 0 ? 4 : 3, ~0U, 0);
+      dup2(life >= 0 ? life : control[0], 3);  // without a lifeline, the control pipe serves for both
+      dup2(control[0], 4);
+      syscall(SYS_close_range, 5, ~0U, 0);
       const pid_t implementation = fork();
       if (implementation == 0) {
-        if (life >= 0) close(3);
+        close(3);
+        close(4);
         execle("/bin/sh", "sh", "-c", options.command.c_str(), static_cast<char*>(nullptr), envp.data());
         _exit(127);
       }
@@ -290,12 +380,31 @@ struct Subprocess::State {
     close(in[0]);
     close(out[1]);
     close(err[1]);
-    Child started{child, in[1], out[0], err[0]};
+    close(control[0]);
+    Child started{child, in[1], out[0], err[0], control[1]};
     for (int fd : {started.to_child, started.from_child, started.errors}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     // Room for many answers in the pipe, so the child rarely waits while we decode
     // (best effort: the system may refuse the size).
     for (int fd : {started.to_child, started.from_child}) fcntl(fd, F_SETPIPE_SZ, 1 << 20);
     return started;
+  }
+
+  // Asks the guard to kill everything it guards (end-of-file on its control
+  // pipe) and reaps it; returns its status. The guard ends the implementation
+  // the way it ended: a status as if the implementation were killed directly.
+  // A guard that has not ended within seconds (a descendant stuck in the
+  // kernel) is killed with its process group.
+  static int end_guard(pid_t guard_pid, int& control) {
+    if (control >= 0) close(control);
+    control = -1;
+    int status = 0;
+    for (int i = 0; i < 500; ++i) {
+      if (waitpid(guard_pid, &status, WNOHANG) == guard_pid) return status;
+      usleep(i < 50 ? 200 : 10000);
+    }
+    kill(-guard_pid, SIGKILL);
+    waitpid(guard_pid, &status, 0);
+    return status;
   }
 
   // Once a process has been killed or has died, the next one is started ahead
@@ -311,6 +420,7 @@ struct Subprocess::State {
   // start-up; the second's answer, timed from the first's, says what a small
   // workload costs the process once started.
   static Workload warm_up_workload() { return Workload{1, {0}, {0, 0}}; }
+  static constexpr std::size_t kWarmUpAnswerBytes = 4096;  // far more than either answer takes
 
   // Sends the warm-up lines to a new process (best effort: a pipe of a fresh
   // process has room for two short lines).
@@ -334,14 +444,26 @@ struct Subprocess::State {
     while (frames() < 2) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return false;
-      pollfd p{child.from_child, POLLIN, 0};
-      const int ready = poll(&p, 1, static_cast<int>(left));
+      // Its stderr is read too: a program that writes more than a pipe holds
+      // there before answering would otherwise wait on us until the deadline.
+      pollfd p[2] = {{child.from_child, POLLIN, 0}, {child.errors, POLLIN, 0}};
+      const int ready = poll(p, child.errors >= 0 ? 2 : 1, static_cast<int>(left));
       if (ready < 0 && errno == EINTR) continue;
       if (ready <= 0) return false;
-      char buf[4096];
+      char buf[1 << 16];
+      if (p[1].revents != 0) {
+        const ssize_t n = read(child.errors, buf, sizeof buf);
+        if (n > 0) stderr_tail.append(buf, static_cast<std::size_t>(n));
+        if (n == 0) {
+          close(child.errors);
+          child.errors = -1;
+        }
+      }
+      if (p[0].revents == 0) continue;
       const ssize_t n = read(child.from_child, buf, sizeof buf);
       if (n == 0) return false;
       if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+      if (got.size() > 2 * kWarmUpAnswerBytes) return false;  // not the two short answers it was asked for
       if (!first_answer && frames() >= 1) first_answer = Clock::now();
     }
     const double second = first_answer ? seconds_since(*first_answer) : 0;
@@ -353,8 +475,7 @@ struct Subprocess::State {
   }
 
   void discard(Child& child) {
-    kill(-child.pid, SIGKILL);
-    waitpid(child.pid, nullptr, 0);
+    end_guard(child.pid, child.control);
     for (int fd : {child.to_child, child.from_child, child.errors}) close(fd);
   }
 
@@ -373,6 +494,7 @@ struct Subprocess::State {
       if (child) send_warm_up(*child);
     }
     bool warm = false;
+    stderr_tail.clear();  // what this process writes to stderr from its start on is its evidence
     if (child) {
       warm = warmed_up(*child);
       if (!warm) {
@@ -385,10 +507,10 @@ struct Subprocess::State {
     to_child = child->to_child;
     from_child = child->from_child;
     errors = child->errors;
+    control = child->control;
     awaiting_first_answer = !warm;
     inbuf.clear();
     inbuf_scanned = 0;
-    stderr_tail.clear();
     ids = Ids::unknown;
     start_error.reset();
     ++stats.starts;
@@ -406,13 +528,13 @@ struct Subprocess::State {
   }
 
   void close_fds() {
-    for (int* fd : {&to_child, &from_child, &errors}) {
+    for (int* fd : {&to_child, &from_child, &errors, &control}) {
       if (*fd >= 0) close(*fd);
       *fd = -1;
     }
   }
 
-  // Ends the process (group) and returns how it ended.
+  // Ends the process (and everything it started) and returns how it ended.
   std::string stop(bool politely) {
     if (!running()) return "was not running";
     int status = 0;
@@ -426,8 +548,7 @@ struct Subprocess::State {
         if (!reaped) usleep(10000);
       }
     }
-    kill(-pid, SIGKILL);
-    if (!reaped) waitpid(pid, &status, 0);
+    if (!reaped) status = end_guard(pid, control);
     pid = -1;
     close_fds();
     return describe_status(status);
@@ -435,23 +556,22 @@ struct Subprocess::State {
 
   // The child closed stdout or died: collect its stderr and status.
   std::string ended() {
-    if (!running()) return "was not running";  // never kill(-pid) or waitpid(pid) with pid -1
+    if (!running()) return "was not running";  // never waitpid(pid) with pid -1
     drain_stderr(200);
     int status = 0;
     // It may still be alive with stdout closed; give it a moment, then kill.
+    // (Its guard reaps what it left behind before it ends.)
     bool reaped = false;
     for (int i = 0; i < 20 && !reaped; ++i) {
       reaped = waitpid(pid, &status, WNOHANG) == pid;
       if (!reaped) usleep(5000);
     }
     if (!reaped) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      end_guard(pid, control);
       pid = -1;
       close_fds();
       return "closed its output without answering (and was killed)";
     }
-    kill(-pid, SIGKILL);  // anything the shell left behind
     pid = -1;
     close_fds();
     return describe_status(status);
@@ -528,6 +648,22 @@ struct Subprocess::State {
     return false;
   }
 
+  // Reads what the process has already written, without waiting; false once
+  // its output is closed or broken (the batch then finds out how it ended).
+  bool read_available() {
+    char buf[1 << 16];
+    while (true) {
+      const ssize_t got = read(from_child, buf, sizeof buf);
+      if (got > 0) {
+        inbuf.append(buf, static_cast<std::size_t>(got));
+        if (inbuf.size() > options.answer_allowance_bytes) return true;
+        continue;
+      }
+      return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+  }
+  bool holds_unasked_output() const { return inbuf.find_first_not_of(" \r\n") != std::string::npos; }
+
   std::string encode(const Workload& w, std::uint64_t id) const {
     return request_line(id, *spec, w) + '\n';
   }
@@ -583,11 +719,26 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   double pending_units = 1;
 
   // Ends the batch with a misbehaviour for the oldest unanswered workload.
+  // A line after the last workload's answer leaves that answer untrusted: it
+  // takes the blame, so the batch never holds more answers than workloads.
   const auto fail = [&](Misbehaviour m, bool kill_it) {
     if (kill_it && s.running()) s.stop(false);
-    answers.push_back(std::move(m));
+    if (answers.size() == workloads.size()) {
+      answers.back() = std::move(m);
+    } else {
+      answers.push_back(std::move(m));
+    }
     return answers;
   };
+  // Output left over from before this batch (a line printed after its last
+  // answer, read late) answers nothing this batch asks.
+  if (s.read_available() && s.holds_unasked_output()) {
+    return fail(s.misbehaviour(FindingKind::malformed_output,
+                               "printed output after its last answer, before it was sent this workload "
+                               "(an extra or repeated line)",
+                               "the output: " + shorten(s.inbuf)),
+                true);
+  }
 
   // Reads one answer (a line, or an int32le header and its payload); sets
   // `stop` when the stream can no longer be trusted.
@@ -603,13 +754,15 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       id = result->id;
       answer = Outcome(std::move(result->arrays));
     } else {
-      Json value;
-      bool parsed = true;
-      try {
-        value = Json::parse(line);
-      } catch (const Json::exception&) {
-        parsed = false;
+      if (nests_deeper_than(line)) {
+        stop = s.misbehaviour(FindingKind::malformed_output,
+                              "printed a line nested more than " + std::to_string(kMaxJsonDepth) + " deep",
+                              "the line: " + shorten(line));
+        s.stats.decode_seconds += seconds_since(decode_start);
+        return;
       }
+      const Json value = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+      const bool parsed = !value.is_discarded();
       if (!parsed || !value.is_object()) {
         stop = s.misbehaviour(FindingKind::malformed_output,
                               parsed ? "printed a line that is not a JSON object" : "printed a line that is not JSON",
@@ -766,7 +919,11 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
           if (!frame.binary && (line.empty() || line == "\r")) continue;
           if (answers.size() >= sent) {
             stop = s.misbehaviour(FindingKind::malformed_output,
-                                  "printed a line before it was sent a workload to answer", "the line: " + shorten(line));
+                                  sent == workloads.size()
+                                      ? "printed a line after answering every workload it was sent (an extra or "
+                                        "repeated answer)"
+                                      : "printed a line before it was sent a workload to answer",
+                                  "the line: " + shorten(line));
             break;
           }
           take_line(line, payload, stop);
@@ -776,10 +933,13 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
         }
         if (stop) return fail(std::move(*stop), true);
         s.inbuf.erase(0, line_start);
-        if (s.inbuf.size() > s.options.max_answer_bytes) {
+        const std::size_t due = std::min(answers.size(), workloads.size() - 1);  // whose answer the bytes begin
+        const double due_units = pending_units_of == due ? pending_units : s.units_of(workloads[due]);
+        if (const std::size_t limit = s.answer_limit(due_units); s.inbuf.size() > limit) {
           return fail(s.misbehaviour(FindingKind::malformed_output,
-                                     "printed a line longer than " + std::to_string(s.options.max_answer_bytes) +
-                                         " bytes without a newline"),
+                                     "printed " + std::to_string(s.inbuf.size()) +
+                                         " bytes without ending its answer, more than an answer to this workload "
+                                         "can take (" + std::to_string(limit) + " bytes)"),
                       true);
         }
       } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {

@@ -3,7 +3,9 @@
 until it meets a workload of two or more rows, then misbehaves in one way:
 
     misbehave.py MODE CHUNKMETA
-    MODE: crash | hang | garbage | skip | exit-early | short-binary
+    MODE: crash | hang | garbage | skip | exit-early | short-binary | twice | deep | flood | escape
+    (escape: starts three sleeping descendants in sessions of their own (setsid) at start, each with the
+    extra argument MARKER on its command line, then hangs like hang)
 
 The harness must turn each into a finding of that workload, shrink it to two
 rows (the fewest that trigger it), report it, and never crash or hang itself.
@@ -17,6 +19,10 @@ import sys
 import time
 
 mode, chunkmeta = sys.argv[1], sys.argv[2]
+if mode == "escape":  # descendants in sessions of their own: out of the process group's reach
+    for _ in range(3):
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", sys.argv[3]], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 # This program reads the relay's answers as JSON lines: the harness's offer of
 # binary answers (CHUNKMETA_ANSWER_ENCODING) is not passed on to it.
 relay_environment = {k: v for k, v in os.environ.items() if k != "CHUNKMETA_ANSWER_ENCODING"}
@@ -39,8 +45,17 @@ for line in sys.stdin:
     print(f"misbehave.py: {mode} on a workload of {len(request['num_computed_tokens'])} rows", file=sys.stderr, flush=True)
     if mode == "crash":
         os.kill(os.getpid(), signal.SIGSEGV)
-    elif mode == "hang":
+    elif mode in ("hang", "escape"):
         time.sleep(3600)
+    elif mode == "twice":  # the right answer, printed twice
+        answer = correct(line)
+        sys.stdout.write(answer + answer)
+        sys.stdout.flush()
+    elif mode == "deep":  # a failure object nested far deeper than any answer
+        print('{"id":%d,"failure":%s%s}' % (request["id"], "[" * 30000, "]" * 30000), flush=True)
+    elif mode == "flood":  # output without end and without a newline
+        while True:
+            sys.stdout.write("y" * 65536)
     elif mode == "garbage":
         print("Traceback (most recent call last): this is not JSON", flush=True)
     elif mode == "skip":

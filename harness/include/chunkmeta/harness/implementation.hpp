@@ -71,6 +71,10 @@ struct Implementation {
   std::function<void(bool)> shrinking;
 };
 
+// Answers for a prefix of `workloads` (at least one, at most all): one
+// compute_batch round trip, or one compute call without it.
+std::vector<Answer> answer_batch(const Implementation& implementation, std::span<const Workload> workloads);
+
 // Answers for every workload, in order: through compute_batch where the
 // implementation has it (sending again what a crash left unanswered).
 std::vector<Answer> answer_all(const Implementation& implementation, std::span<const Workload> workloads);

@@ -67,6 +67,14 @@ Json answer_json(const Json& id, const Json& body);
 // {"failure": {"kind", "summary", "detail"}}: an implementation that could not answer.
 Json failure_json(const Misbehaviour& misbehaviour);
 
+// The deepest nesting of arrays and objects any reader here accepts. Protocol
+// lines, reports and corpus entries nest a few levels; deeper text (from a
+// hostile program or file) is refused before it is parsed, so nothing that
+// walks a parsed value recursively (dump, destruction, readers) meets it.
+inline constexpr int kMaxJsonDepth = 64;
+// True when `text` nests arrays or objects deeper than `limit` (text inside strings skipped).
+bool nests_deeper_than(std::string_view text, int limit = kMaxJsonDepth) noexcept;
+
 // One compact line; invalid UTF-8 (echoed from bad input) is replaced, not thrown.
 std::string dump_line(const Json& value);
 

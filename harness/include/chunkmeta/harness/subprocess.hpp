@@ -20,7 +20,13 @@ struct SubprocessOptions {
   std::string command;
   double timeout_seconds = 10.0;   // per case: the longest wait for one answer
   std::size_t window = 512;        // lines in flight before the harness waits for answers
-  std::size_t max_answer_bytes = std::size_t{1} << 28;  // a longer line is malformed output
+  // The longest answer a workload may get is derived from its size (bytes per
+  // unit of work, 1 + rows + chunks, beyond a fixed allowance for an error or a
+  // failure line): a correct answer always fits, JSON or binary, at the
+  // library's largest output, and a flood is cut off after a few times what
+  // the workload's answer could hold.
+  std::size_t answer_allowance_bytes = std::size_t{1} << 16;
+  std::size_t answer_bytes_per_unit = 64;
 };
 
 // Where the time of a subprocess implementation went, for the check summary.
