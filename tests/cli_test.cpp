@@ -195,3 +195,23 @@ TEST(ReplayCommand, FlagsACorpusEntryWhoseStoredExpectationNoLongerHolds) {
 
 }  // namespace
 }  // namespace chunkmeta
+
+namespace chunkmeta {
+namespace {
+
+// A budget that ends the run before every property ran its cases is not a
+// pass: each property cut short says how far it got, each not run says so.
+TEST(CheckCommand, ATimeBudgetThatCutsPropertiesShortIsNotVerified) {
+  const auto empty_corpus = std::filesystem::path(testing::TempDir()) / "chunkmeta-budget-empty-corpus";
+  std::filesystem::create_directories(empty_corpus);
+  const auto run = run_cli("check --impl fast --seed 1 --time-budget 0.05 --corpus " + empty_corpus.string() +
+                           " --report-dir " + testing::TempDir() + "chunkmeta-budget-reports");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("NOT VERIFIED: no failure, but not every property ran its cases"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("not run (the time budget was used up)"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace chunkmeta

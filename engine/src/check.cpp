@@ -146,17 +146,37 @@ bool CheckResult::passed() const {
   return true;
 }
 
-std::string CheckResult::verdict() const {
-  if (passed()) return "VERIFIED: every property held\n";
-  bool failed = !replay.passed();
+std::string CheckResult::verdict() const { return engine::verdict(std::span<const CheckResult>(this, 1), false); }
+
+std::string verdict(std::span<const CheckResult> results, bool several_specs) {
+  bool failed = false;
+  bool replay_failed = false;
   bool interrupted = false;
-  for (const auto& suite : suites) {
-    interrupted = interrupted || suite.interrupted();
-    for (const auto& p : suite.properties) failed = failed || !p.passed;
+  bool generated = false;
+  std::vector<std::string> cut_short;
+  for (const auto& result : results) {
+    replay_failed = replay_failed || !result.replay.passed();
+    failed = failed || replay_failed;
+    for (const auto& suite : result.suites) {
+      generated = true;
+      interrupted = interrupted || suite.interrupted();
+      for (const auto& p : suite.properties) failed = failed || !p.passed;
+      for (auto& line : suite.cut_short()) cut_short.push_back(std::move(line));
+    }
   }
-  if (!failed && interrupted) return "NOT VERIFIED: interrupted before the properties ran to the end (no failure so far)\n";
-  return std::string("NOT VERIFIED: see the counterexamples above") +
-         (interrupted ? " (interrupted: a case marked \"not fully shrunk\" is the smallest found)" : "") + "\n";
+  if (failed) {
+    return std::string("NOT VERIFIED: see the counterexamples above") +
+           (interrupted ? " (interrupted: a case marked \"not fully shrunk\" is the smallest found)" : "") +
+           (replay_failed ? "; the corpus replay failed" : "") + "\n";
+  }
+  if (interrupted) return "NOT VERIFIED: interrupted before the properties ran to the end (no failure so far)\n";
+  if (!cut_short.empty()) {
+    std::string text = "NOT VERIFIED: no failure, but not every property ran its cases: ";
+    for (std::size_t i = 0; i < cut_short.size(); ++i) text += (i == 0 ? "" : "; ") + cut_short[i];
+    return text + "\n";
+  }
+  if (!generated) return "VERIFIED: the corpus replay held; no property ran (the generate phase is off)\n";
+  return std::string("VERIFIED: every property held") + (several_specs ? " for every spec" : "") + "\n";
 }
 
 CheckResult check(const PropertyTable& table, const std::vector<harness::Implementation>& implementations,

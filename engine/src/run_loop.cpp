@@ -510,15 +510,24 @@ void add_round(PropertyResult& total, PropertyResult round) {
 // A case count that no run reaches: the time budget alone ends the run.
 constexpr int kBudgetDecides = 1 << 30;
 
+// The cases a property must run to count as run: its share of the case count,
+// or of the default count (scaled) when none is given.
+int planned_cases(const Property& property, const SuiteOptions& options) {
+  const double count = options.cases > 0 ? options.cases : options.default_cases * case_scale();
+  return std::max(1, static_cast<int>(std::lround(count * property.case_share)));
+}
+
 PropertyResult run_with(const Property& property, const Implementation& impl,
                         const SuiteOptions& options, AnswerMemo* memo, const std::vector<Counterexample>* known) {
-  int target = options.cases > 0 ? options.cases
-               : options.time_budget_seconds > 0
-                   ? kBudgetDecides
-                   : std::max(1, static_cast<int>(std::lround(options.default_cases * case_scale())));
-  if (target != kBudgetDecides) target = std::max(1, static_cast<int>(std::lround(target * property.case_share)));
+  const int planned = planned_cases(property, options);
+  // A budget without a case count runs as many as fit; the planned ones must fit to count.
+  const int target = options.cases <= 0 && options.time_budget_seconds > 0 ? kBudgetDecides : planned;
   const std::uint64_t seed = seed_of(options);
-  if (options.time_budget_seconds <= 0) return Round(property, impl, options, memo, known).run(seed, target);
+  if (options.time_budget_seconds <= 0) {
+    PropertyResult result = Round(property, impl, options, memo, known).run(seed, target);
+    result.planned = planned;
+    return result;
+  }
 
   // Rounds: a small first one measures the rate, later ones fill the budget.
   PropertyResult total;
@@ -532,7 +541,36 @@ PropertyResult run_with(const Property& property, const Implementation& impl,
     add_round(total, Round(property, impl, options, memo, known).run(seed + static_cast<std::uint64_t>(round), cases));
     if (!total.passed || !total.stopped.empty()) break;
   }
+  total.planned = planned;
+  if (total.passed && total.cases < planned && total.stopped.empty()) total.stopped = "its share of the time budget was used up";
   return total;
+}
+
+// A property that sends invalid input, for an implementation that takes valid workloads only.
+bool not_applicable(const Property& property, const Implementation& impl) {
+  return property.sends_invalid_input && !impl.rejects_invalid_input;
+}
+
+PropertyResult skipped(const Property& property, const Implementation& impl) {
+  PropertyResult result;
+  result.property = property.name;
+  result.implementation = impl.name;
+  result.passed = true;
+  result.skipped = true;
+  return result;
+}
+
+// A property the run ended before (its budget, an interrupt, a failure with fail_fast).
+PropertyResult not_run(const Property& property, const Implementation& impl, const SuiteOptions& options,
+                       std::string why) {
+  PropertyResult result;
+  result.property = property.name;
+  result.implementation = impl.name;
+  result.passed = true;  // nothing failed: it is incomplete, which passed() refuses
+  result.not_run = true;
+  result.planned = planned_cases(property, options);
+  result.stopped = std::move(why);
+  return result;
 }
 
 constexpr double kAfterMinimalShrinkSeconds = 10;
@@ -563,13 +601,8 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
     share.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_seconds));
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const Property& property = *selected[i];
-    if (property.sends_invalid_input && !impl.rejects_invalid_input) {
-      PropertyResult skipped;
-      skipped.property = property.name;
-      skipped.implementation = impl.name;
-      skipped.passed = true;
-      skipped.skipped = true;
-      suite.properties.push_back(std::move(skipped));
+    if (not_applicable(property, impl)) {
+      suite.properties.push_back(skipped(property, impl));
       continue;
     }
     if (options.time_budget_seconds > 0) {
@@ -600,9 +633,17 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
                                              kAfterMinimalShrinkSeconds);
     }
     suite.properties.push_back(std::move(result));
-    if (options.stop_at_first_failure && !suite.properties.back().passed) break;
-    if (options.stop_requested && options.stop_requested()) break;
-    if (share.deadline && Clock::now() >= *share.deadline) break;
+    std::string ended;
+    if (options.stop_at_first_failure && !suite.properties.back().passed) ended = "stopped at the first failure";
+    if (options.stop_requested && options.stop_requested()) ended = "interrupted";
+    if (share.deadline && Clock::now() >= *share.deadline) ended = "the time budget was used up";
+    if (!ended.empty()) {
+      for (std::size_t rest = i + 1; rest < selected.size(); ++rest) {
+        suite.properties.push_back(not_applicable(*selected[rest], impl) ? skipped(*selected[rest], impl)
+                                                                         : not_run(*selected[rest], impl, options, ended));
+      }
+      break;
+    }
   }
   return suite;
 }

@@ -9,9 +9,28 @@ namespace chunkmeta::engine {
 
 bool SuiteResult::passed() const {
   for (const auto& p : properties) {
-    if (!p.passed) return false;
+    if (!p.passed || !p.complete()) return false;
   }
   return !interrupted();
+}
+
+const PropertyResult* SuiteResult::first_failure() const {
+  for (const auto& p : properties) {
+    if (!p.passed) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> SuiteResult::cut_short() const {
+  std::vector<std::string> lines;
+  for (const auto& p : properties) {
+    if (p.complete()) continue;
+    const std::string why = p.stopped.empty() ? std::string() : " (" + p.stopped + ")";
+    lines.push_back(p.property + (p.not_run ? ": not run" + why
+                                            : ": " + std::to_string(p.cases) + " of " + std::to_string(p.planned) +
+                                                  " cases" + why));
+  }
+  return lines;
 }
 
 bool SuiteResult::interrupted() const {
@@ -64,8 +83,14 @@ std::string summarize(const std::vector<SuiteResult>& results) {
       }
       ++properties;
       cases += p.cases;
-      const char* verdict = !p.passed ? "  FAIL  " : p.stopped.empty() ? "  PASS  " : "  STOP  ";
+      if (p.not_run) {
+        os << "  ----  " << std::left << std::setw(54) << p.property << std::right << "  not run ("
+           << (p.stopped.empty() ? "the run ended first" : p.stopped) << ")\n";
+        continue;
+      }
+      const char* verdict = !p.passed ? "  FAIL  " : !p.complete() ? "  STOP  " : "  PASS  ";
       os << verdict << std::left << std::setw(54) << p.property << std::right << std::setw(8) << p.cases << " cases";
+      if (p.passed && !p.complete()) os << " of " << p.planned;
       if (p.passed && !p.stopped.empty()) os << " (" << p.stopped << ")";
       os << "\n";
       for (const auto& [name, count] : p.edge_classes) seen.back().second[name] += count;
@@ -97,7 +122,11 @@ std::string summarize(const std::vector<SuiteResult>& results) {
     const auto seed = results.front().properties.front().seed;
     os << "Seed: " << seed << " (--seed " << seed << " repeats this run)\n";
   }
-  os << "Summary: " << properties << " properties, " << cases << " cases, " << failures << " failed\n";
+  int incomplete = 0;
+  for (const auto& suite : results) incomplete += static_cast<int>(suite.cut_short().size());
+  os << "Summary: " << properties << " properties, " << cases << " cases, " << failures << " failed";
+  if (incomplete > 0) os << ", " << incomplete << " cut short or not run";
+  os << "\n";
   return os.str();
 }
 

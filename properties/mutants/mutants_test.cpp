@@ -38,7 +38,8 @@ TEST_P(Catalogue, IsCaughtWithASmallReplayableCounterexample) {
 
   ASSERT_FALSE(suite.passed()) << mutant.implementation.name << " (" << mutant.slip << ") was not caught in "
                                << suite.cases() << " cases";
-  const auto& failed = suite.properties.back();
+  ASSERT_NE(suite.first_failure(), nullptr);
+  const auto& failed = *suite.first_failure();
   ASSERT_TRUE(failed.counterexample.has_value()) << failed.message;
   const auto& cx = *failed.counterexample;
   const harness::Workload& w = cx.workload;

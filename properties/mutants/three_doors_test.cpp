@@ -46,8 +46,9 @@ Caught run_door(const harness::Implementation& impl, const std::string& property
             << " s (" << suite.implementation_seconds() << " s waiting for the implementation)\n";
   EXPECT_FALSE(suite.passed()) << impl.name << " was not caught in " << suite.cases() << " cases";
   Caught caught;
-  if (suite.passed() || !suite.properties.back().counterexample) return caught;
-  const auto& cx = *suite.properties.back().counterexample;
+  const engine::PropertyResult* failed = suite.first_failure();
+  if (failed == nullptr || !failed->counterexample) return caught;
+  const auto& cx = *failed->counterexample;
   std::cout << harness::render(cx);
   caught.property = cx.property;
   caught.workload = cx.workload;

@@ -40,7 +40,7 @@ _Settings = settings  # check()'s `settings` argument hides the class inside it
 
 __all__ = ["compute_chunk_metadata", "prepare_chunk_indices", "prepare_chunk_offsets", "max_output_sizes",
            "fla_max_output_sizes", "check", "replay", "settings", "Phase", "properties", "SPECS", "InvalidWorkload",
-           "CheckFailed", "CheckSummary", "PROPERTIES", "__version__"]
+           "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES", "__version__"]
 __version__ = _chunkmeta.__version__
 
 
@@ -141,6 +141,11 @@ class PropertyOutcome:
     seconds: float
     calls: int
     counterexample: dict = None
+    #: The cases it had to run to count as run; fewer (a time budget, an
+    #: interrupt) or none (``not_run``) leaves the check unverified.
+    planned: int = 0
+    complete: bool = True
+    not_run: bool = False
 
 
 @dataclass
@@ -171,6 +176,11 @@ class CheckFailed(AssertionError):
     def __init__(self, message, summary):
         super().__init__(message)
         self.summary = summary
+
+
+class CheckIncomplete(CheckFailed):
+    """check() found no failure but did not run every property's cases (its
+    time budget ran out first): not a pass. The message lists how far each got."""
 
 
 class _Database:
@@ -269,10 +279,16 @@ def check(fn, *, spec="mamba", settings=None, **changes):
                                                              if p["counterexample"] is not None]
         database.update(replayed, failing, [cx["corpus_file"] for cx in reported if cx.get("corpus_file")])
     outcomes = [PropertyOutcome(p["name"], p["passed"], p["skipped"], p["cases"], p["seconds"], p["calls"],
-                                p["counterexample"]) for p in result["properties"]]
+                                p["counterexample"], p["planned"], p["complete"], p["not_run"])
+                for p in result["properties"]]
     summary = CheckSummary(result["passed"], result["cases"], result["seconds"], result["seed"],
                            result["replayed_files"], outcomes, result["text"], spec, len(replayed))
     if not summary.passed:
+        failed = result["replay_failures"] or any(not p.passed for p in outcomes)
+        if not failed:
+            module, qualname = _describe(fn)
+            raise CheckIncomplete(f"chunkmeta.check: {module}.{qualname} is not verified ({spec}).\n"
+                                  + result["text"].rstrip("\n"), summary)
         raise CheckFailed(_failure_message(fn, spec, result), summary)
     return summary
 

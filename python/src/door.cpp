@@ -290,6 +290,7 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
   py::dict summary;
   summary["passed"] = result.passed();
   summary["text"] = result.text;
+  summary["verdict"] = result.verdict();
   py::list replay_failures;
   for (const auto& cx : result.replay.failures) {
     py::dict d = counterexample_dict(cx, std::nullopt);
@@ -316,6 +317,10 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
     d["seed"] = p.seed;
     d["message"] = p.message;
     d["duplicate_of"] = p.duplicate_of;
+    d["planned"] = p.planned;
+    d["complete"] = p.complete();
+    d["not_run"] = p.not_run;
+    d["stopped"] = p.stopped;
     d["counterexample"] = p.counterexample ? py::object(counterexample_dict(*p.counterexample, p.files)) : py::none();
     property_results.append(d);
   }

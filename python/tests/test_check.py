@@ -123,3 +123,23 @@ def test_unknown_property_and_array_kind_are_value_errors():
         chunkmeta.check(reference_procedure.compute_chunk_metadata, properties=["NoSuchProperty"])
     with pytest.raises(ValueError, match="arrays"):
         chunkmeta.check(reference_procedure.compute_chunk_metadata, arrays="tuples")
+
+
+def slow_reference(*arguments):
+    time.sleep(0.002)
+    return reference_procedure.compute_chunk_metadata(*arguments)
+
+
+def test_a_time_budget_that_cuts_properties_short_is_not_a_pass(tmp_path):
+    with pytest.raises(chunkmeta.CheckIncomplete) as raised:
+        chunkmeta.check(slow_reference, time_budget=1, seed=3, corpus=[], database=None, report_dir=tmp_path)
+    message = str(raised.value)
+    assert "VERIFIED: every property held" not in message
+    assert "NOT VERIFIED: no failure, but not every property ran its cases" in message
+    summary = raised.value.summary
+    assert not summary.passed
+    short = [p for p in summary.properties if not p.complete]
+    assert short, "some property must be listed as cut short or not run"
+    assert all(p.not_run or p.cases < p.planned for p in short)
+    # Every property is listed, run or not.
+    assert [p.name for p in summary.properties] == list(chunkmeta.PROPERTIES)

@@ -362,10 +362,8 @@ int run_verification(const std::vector<Run>& runs, const engine::CheckOptions& o
   streamed.progress = [](std::string_view what) { std::cout << what << std::flush; };
   streamed.suite.stop_requested = [] { return stop_signals.load() > 0; };
   std::cout << engine::corpus_line(options.corpus) << std::flush;
-  std::vector<engine::SuiteResult> suites;
+  std::vector<engine::CheckResult> results;
   std::vector<std::pair<std::string, std::shared_ptr<long long>>> calls;
-  bool passed = true;
-  bool replay_failed = false;
   for (const auto& run : runs) {
     if (runs.size() > 1) std::cout << "=== " << run.spec->name() << ": " << run.spec->summary() << "\n" << std::flush;
     std::vector<Implementation> impls;
@@ -374,26 +372,22 @@ int run_verification(const std::vector<Run>& runs, const engine::CheckOptions& o
                          std::make_shared<long long>(0));
       impls.push_back(counted(impl, calls.back().second));
     }
-    auto result = engine::check(properties::table_of(*run.spec), impls, streamed);
-    passed = passed && result.passed();
-    replay_failed = replay_failed || !result.replay.passed();
-    for (auto& suite : result.suites) suites.push_back(std::move(suite));
+    results.push_back(engine::check(properties::table_of(*run.spec), impls, streamed));
     if (stop_signals.load() > 0) break;
+  }
+  std::vector<engine::SuiteResult> suites;
+  bool passed = true;
+  for (const auto& result : results) {
+    passed = passed && result.passed();
+    suites.insert(suites.end(), result.suites.begin(), result.suites.end());
   }
   std::cout << engine::summarize(suites);
   if (processes != nullptr) std::cout << time_breakdown(suites, *processes);
   for (const auto& [name, count] : calls)
     std::cout << "Calls: " << *count << " workloads sent to " << name << " (replay, cases and shrinking)\n";
+  std::cout << engine::verdict(results, runs.size() > 1);
   const bool interrupted = stop_signals.load() > 0;
-  if (passed && !interrupted) {
-    std::cout << "VERIFIED: every property held" << (runs.size() > 1 ? " for every spec" : "") << "\n";
-    return kExitOk;
-  }
-  std::cout << "NOT VERIFIED: "
-            << (interrupted ? "interrupted (a case marked \"not fully shrunk\" is the smallest found)"
-                            : "see the counterexamples above")
-            << (replay_failed ? "; the corpus replay failed" : "") << "\n";
-  return interrupted ? kExitInterrupted : kExitFailure;
+  return passed && !interrupted ? kExitOk : interrupted ? kExitInterrupted : kExitFailure;
 }
 
 bool known_properties(const std::vector<const Spec*>& specs, const std::vector<std::string>& names) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,11 @@ struct CheckResult {
   bool passed() const;
   std::string verdict() const;  // "VERIFIED: ..." or "NOT VERIFIED: ...", one line
 };
+
+// The one verdict line of one or more checks (one per spec): VERIFIED only when
+// nothing failed and every property ran its planned cases; otherwise what failed,
+// or which properties were cut short or not run and how far they got.
+std::string verdict(std::span<const CheckResult> results, bool several_specs);
 
 // "Corpus: PLACES (N entries)", the first line of a run: what it replays.
 std::string corpus_line(const std::vector<std::filesystem::path>& corpus);

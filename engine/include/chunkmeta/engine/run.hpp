@@ -69,6 +69,9 @@ struct PropertyResult {
   std::string implementation;
   bool passed = false;
   int cases = 0;        // cases that passed
+  // The cases it had to run to count as run (its case count; under a time
+  // budget without one, the count it would have run without the budget).
+  int planned = 0;
   int shrinks = 0;      // accepted shrink steps (failures only)
   std::uint64_t seed = 0;
   std::string message;  // what failed when there is no counterexample to show
@@ -80,9 +83,13 @@ struct PropertyResult {
   long long prefetched = 0;        // of which answered in batches
   bool skipped = false;            // not applicable to the implementation (sends invalid input)
   std::string stopped;             // why the run ended early ("interrupted", ...); empty if it did not
+  bool not_run = false;            // never started: the run ended before its turn (budget, interrupt, fail_fast)
   std::string duplicate_of;        // an earlier property of the same run that reported the same bug
   std::optional<harness::Counterexample> counterexample;
   std::optional<harness::WrittenFiles> files;
+
+  // Whether it ran as far as it had to: failed (a verdict), skipped, or passed its planned cases.
+  bool complete() const { return !passed || skipped || (!not_run && cases >= planned); }
 };
 
 // One property (of the implementation's spec's table) on one implementation.
@@ -92,8 +99,13 @@ PropertyResult run_property(const Property& property, const Implementation& impl
 struct SuiteResult {
   const PropertyTable* table = nullptr;
   std::vector<PropertyResult> properties;
-  bool passed() const;       // no failure, and not interrupted
+  // No failure, and every property ran its planned cases: the only verdict
+  // that says VERIFIED. A run cut short (time budget, interrupt) is not one.
+  bool passed() const;
   bool interrupted() const;  // stopped by stop_requested
+  const PropertyResult* first_failure() const;  // the first property that failed, or null
+  // "Name: N of M cases (why)" / "Name: not run (why)" for each property that did not run its cases.
+  std::vector<std::string> cut_short() const;
   int cases() const;
   double seconds() const;
   double implementation_seconds() const;
