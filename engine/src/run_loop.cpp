@@ -209,6 +209,36 @@ class Round {
 
   bool batches() const { return options_.prefetch && static_cast<bool>(impl_.compute_batch); }
 
+  // --- Timeouts re-confirmed ---
+
+  static bool timed_out(const Answer& answer) {
+    const auto* m = std::get_if<harness::Misbehaviour>(&answer);
+    return m != nullptr && m->kind == harness::FindingKind::timed_out;
+  }
+
+  // A timeout counts only when it holds: the workload is asked once more with
+  // a longer limit (the door's harness::CallBudget::confirmation_limit). An answer then is
+  // judged like any other, and the call is counted as slow; a second timeout
+  // is the finding, saying it was asked twice.
+  void reconfirm_timeouts(std::span<const Workload> asks, std::vector<Answer>& answers) {
+    if (!impl_.confirm) return;
+    for (std::size_t a = 0; a < answers.size(); ++a) {
+      if (!timed_out(answers[a])) continue;
+      const double expired = std::get<harness::Misbehaviour>(answers[a]).limit_seconds;
+      const auto start = Clock::now();
+      Answer again = impl_.confirm(asks[a], expired);
+      result_.implementation_seconds += seconds_since(start);
+      ++result_.implementation_calls;
+      if (timed_out(again)) {
+        std::get<harness::Misbehaviour>(again).summary +=
+            " (the second time: it timed out within " + std::to_string(expired).substr(0, 5) + " s first)";
+      } else {
+        ++result_.slow_calls;
+      }
+      answers[a] = std::move(again);
+    }
+  }
+
   // --- Generation ---
 
   // Cases drawn together, their asks, and (through a batching implementation)
@@ -303,6 +333,11 @@ class Round {
           }
         }
         auto verdict = judge(c, answers);
+        if (verdict && verdict->finding.kind == harness::FindingKind::timed_out && impl_.confirm) {
+          cancel_and_land(next.get());  // the implementation takes one caller at a time
+          reconfirm_timeouts(std::span<const Workload>(current->asks).subspan(first, past - first), answers);
+          verdict = judge(c, answers);
+        }
         if (verdict) {
           cancel_and_land(next.get());  // the implementation is free again before shrinking asks it anything
           return Failure{c, std::move(*verdict)};
@@ -430,6 +465,22 @@ class Round {
     }
   }
 
+  // A minimal timeout is asked again with a longer limit, as the first one
+  // was: shrinking cuts calls at 10x the slowest answer, and a stall of the
+  // machine while it did must not become the report. If it does not hold, the
+  // failure found (confirmed already) is the report, marked not fully shrunk.
+  Failure confirmed_minimal(const Failure& found, Failure minimal, detail::ShrinkWatch& watch) {
+    if (minimal.counterexample.finding.kind != harness::FindingKind::timed_out || !impl_.confirm) return minimal;
+    if (minimal.found.workload == found.found.workload && minimal.found.parameters == found.found.parameters)
+      return minimal;
+    const auto asks = property_.asks(minimal.found);
+    auto answers = answer_one_by_one(asks, true);  // the memo holds the answers that timed out while shrinking
+    reconfirm_timeouts(asks, answers);
+    if (auto verdict = judge(minimal.found, answers)) return Failure{std::move(minimal.found), std::move(*verdict)};
+    watch.stopped_because("a smaller case's timeout did not hold when it was asked again");
+    return found;
+  }
+
   // The same bug as an earlier property's minimal report: this property
   // fails on that report's workload too (its own parameters kept), so that
   // workload is this failure's report, without shrinking it again.
@@ -454,7 +505,7 @@ class Round {
       failure = std::move(*same);
       result_.duplicate_of = failure.counterexample.duplicate_of;
     } else {
-      failure = shrink(std::move(failure), watch);
+      failure = confirmed_minimal(failure, shrink(failure, watch), watch);
     }
     if (impl_.shrinking) impl_.shrinking(false);
     Counterexample& cx = failure.counterexample;
@@ -502,6 +553,7 @@ void add_round(PropertyResult& total, PropertyResult round) {
   round.implementation_seconds += total.implementation_seconds;
   round.implementation_calls += total.implementation_calls;
   round.prefetched += total.prefetched;
+  round.slow_calls += total.slow_calls;
   for (const auto& [name, count] : total.edge_classes) round.edge_classes[name] += count;
   if (round.passed && total.rounds > 0) round.seed = total.seed;
   total = std::move(round);

@@ -26,6 +26,10 @@ class ShrinkWatch {
   // Whether the run should end now; the first reason found is kept.
   bool should_stop();
   bool failing() const { return failures_ > 0; }
+  // Ends the shrink's claim to minimality: the report is "not fully shrunk (why)".
+  void stopped_because(std::string why) {
+    if (stop_reason_.empty()) stop_reason_ = std::move(why);
+  }
   // Why the run ended early ("" when it ran to the end).
   const std::string& stop_reason() const { return stop_reason_; }
 

@@ -92,6 +92,9 @@ std::string summarize(const std::vector<SuiteResult>& results) {
       os << verdict << std::left << std::setw(54) << p.property << std::right << std::setw(8) << p.cases << " cases";
       if (p.passed && !p.complete()) os << " of " << p.planned;
       if (p.passed && !p.stopped.empty()) os << " (" << p.stopped << ")";
+      if (p.slow_calls > 0)
+        os << " (" << p.slow_calls << (p.slow_calls == 1 ? " call" : " calls")
+           << " slow: timed out once, answered when asked again with a longer limit)";
       os << "\n";
       for (const auto& [name, count] : p.edge_classes) seen.back().second[name] += count;
       if (p.passed) continue;

@@ -16,6 +16,7 @@
 #include <optional>
 #include <utility>
 
+#include "chunkmeta/harness/call_budget.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/spec.hpp"
 
@@ -270,49 +271,18 @@ struct Subprocess::State {
   std::size_t inbuf_scanned = 0;  // of inbuf, bytes known to end no answer yet
   Tail stderr_tail{4096};
   std::uint64_t next_id = 0;  // ids are unique over the life of the harness
-  // How long a workload may take before it counts as a hang:
-  // - a process's first answer (not warmed up: its start-up) gets the whole timeout;
-  // - after a first hang, and while shrinking (which sends many workloads
-  //   that hang), 10x the slowest answer seen, at least half a second: a step
-  //   of the shrink costs well under a second;
-  // - otherwise 20x what the slowest answer so far per unit of work (1 + rows
-  //   + chunks; the warm-up's second line counts) says this workload's size
-  //   costs, at least 2 s: a runaway on a small workload is reported in
-  //   seconds, while a large one keeps the time its size needs.
-  // The whole timeout bounds every wait.
-  bool hung_before = false;
-  double slowest_answer = 0;  // seconds, between one answer and the one before it (or the send)
-  double unit_seconds = 0;    // the largest seconds per unit of work of any answer
+  CallBudget budget;  // how long a workload may take before it counts as a hang (call_budget.hpp)
   // The first answer of a process that was not warmed up includes its
   // start-up (Python + torch: seconds), which is not a hang: it gets the whole timeout.
   bool awaiting_first_answer = false;
 
-  bool shrinking = false;  // set by the run loop while it shrinks a failure
-
-  enum class Budget { whole, after_hang, by_size };
-  Budget budget() const {
-    if (awaiting_first_answer) return Budget::whole;
-    if (hung_before || shrinking) return Budget::after_hang;
-    return unit_seconds > 0 ? Budget::by_size : Budget::whole;
-  }
-  double timeout(double units) const {
-    switch (budget()) {
-      case Budget::after_hang: return std::min(options.timeout_seconds, std::max(0.5, 10 * slowest_answer));
-      case Budget::by_size: return std::min(options.timeout_seconds, std::max(2.0, 20 * unit_seconds * units));
-      case Budget::whole: break;
-    }
-    return options.timeout_seconds;
-  }
-  double units_of(const Workload& workload) const {
-    return 1.0 + static_cast<double>(workload.rows()) + static_cast<double>(spec->chunks(workload).value_or(0));
-  }
+  double timeout(double units) const { return awaiting_first_answer ? options.timeout_seconds : budget.limit(units); }
+  double units_of(const Workload& workload) const { return CallBudget::units_of(*spec, workload); }
   std::size_t answer_limit(double units) const {
     return options.answer_allowance_bytes + static_cast<std::size_t>(units) * options.answer_bytes_per_unit;
   }
   void answered(const Workload& workload, double seconds) {
-    if (awaiting_first_answer) return;
-    slowest_answer = std::max(slowest_answer, seconds);
-    unit_seconds = std::max(unit_seconds, seconds / units_of(workload));
+    if (!awaiting_first_answer) budget.measured(units_of(workload), seconds);
   }
   enum class Ids { unknown, echoed, absent } ids = Ids::unknown;
   std::optional<std::string> start_error;
@@ -467,8 +437,7 @@ struct Subprocess::State {
       if (!first_answer && frames() >= 1) first_answer = Clock::now();
     }
     const double second = first_answer ? seconds_since(*first_answer) : 0;
-    unit_seconds = std::max(unit_seconds, second / units_of(warm_up_workload()));
-    slowest_answer = std::max(slowest_answer, second);
+    budget.measured(units_of(warm_up_workload()), second);
     // Anything after the warm-up's answers belongs to no request: the stream is then not trusted.
     const std::size_t first = first_frame(got, 0).end;
     return first + first_frame(std::string_view(got).substr(first), 0).end == got.size();
@@ -672,6 +641,7 @@ struct Subprocess::State {
 Subprocess::Subprocess(SubprocessOptions options, const Spec& spec) : state_(std::make_unique<State>()) {
   state_->options = std::move(options);
   state_->spec = &spec;
+  state_->budget = CallBudget(state_->options.timeout_seconds);
 }
 
 Subprocess::~Subprocess() {
@@ -689,7 +659,14 @@ void Subprocess::start_in_background() {
   }
 }
 
-void Subprocess::set_shrinking(bool shrinking) { state_->shrinking = shrinking; }
+void Subprocess::set_shrinking(bool shrinking) { state_->budget.set_shrinking(shrinking); }
+
+Answer Subprocess::ask_again(const Workload& workload, double expired) {
+  state_->budget.force(state_->budget.confirmation_limit(expired));
+  auto answers = run(std::span<const Workload>(&workload, 1));
+  state_->budget.force(0);
+  return std::move(answers.front());
+}
 
 const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }
 const SubprocessOptions& Subprocess::options() const noexcept { return state_->options; }
@@ -839,7 +816,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       // Python adapter does, one write per read) may have answered the oldest
       // already and hang on a later one. Send them again one at a time to a
       // fresh process, so that the hang is blamed on the workload that hangs.
-      s.hung_before = true;
+      s.budget.cut_short();
       s.stop(false);
       s.start();
       if (!s.running()) {
@@ -856,22 +833,19 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       continue;
     }
     if (left <= 0) {
-      const bool adapted = timeout < s.options.timeout_seconds;
-      const auto why = s.budget() == State::Budget::by_size ? " (20x what its answers so far take for this size)"
-                       : s.shrinking                        ? " (while shrinking: 10x its slowest answer)"
-                                                             : " (after an earlier hang: 10x its slowest answer)";
-      s.hung_before = true;
+      const std::string why(s.awaiting_first_answer ? "" : s.budget.why_adapted(pending_units));
+      s.budget.cut_short();
       if (stdin_open && out_offset == outbuf.size() && s.answers_probe(std::min(timeout / 2, 1.0))) {
         return fail(s.misbehaviour(FindingKind::missing_output,
                                    "gave no answer for this workload: it answered a probe sent after it at once, "
                                    "so it skipped the line rather than hung (killed)"),
                     true);
       }
-      return fail(s.misbehaviour(FindingKind::timed_out,
-                                 "gave no answer within " + std::to_string(timeout).substr(0, 5) + " s" +
-                                     (adapted ? why : "") +
-                                     " (killed; it may be stuck, or waiting for input after skipping a line)"),
-                  true);
+      Misbehaviour hang = s.misbehaviour(FindingKind::timed_out,
+                                         "gave no answer within " + std::to_string(timeout).substr(0, 5) + " s" + why +
+                                             " (killed; it may be stuck, or waiting for input after skipping a line)");
+      hang.limit_seconds = timeout;
+      return fail(std::move(hang), true);
     }
     const auto wait_start = Clock::now();
     const int ready = poll(fds, 3, std::max(1, static_cast<int>(left * 1000)));
@@ -970,6 +944,7 @@ Implementation subprocess_implementation(std::string name, const Spec& spec, con
   };
   impl.compute_batch = [process](std::span<const Workload> ws) { return process->run(ws); };
   impl.shrinking = [process](bool shrinking) { process->set_shrinking(shrinking); };
+  impl.confirm = [process](const Workload& w, double expired) { return process->ask_again(w, expired); };
   return impl;
 }
 

@@ -15,6 +15,7 @@
 
 #include "arrays.hpp"
 #include "chunkmeta/engine/check.hpp"
+#include "chunkmeta/harness/call_budget.hpp"
 #include "chunkmeta/harness/corpus.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/properties/generators.hpp"
@@ -109,48 +110,24 @@ Answer mamba_answer(py::handle result) {
 
 // What a Python implementation shares with the run: Ctrl-C, and the time its
 // answers take. check() installs a SIGALRM handler that raises
-// chunkmeta._Timeout (in the main thread: elsewhere no alarm is set). A call
-// may take, within `timeout` seconds (as a subprocess's answer):
-// - while shrinking, or once a call was cut short, 10x the slowest answer so
-//   far, at least half a second;
-// - otherwise 20x what the slowest answer so far per unit of work (1 + rows +
-//   chunks; the first call, with its lazy set-up, not counted) says this
-//   workload's size costs, at least 2 s: a runaway on a small workload is cut
-//   in seconds, a large workload keeps the time its size needs.
+// chunkmeta._Timeout (in the main thread: elsewhere no alarm is set); how long
+// a call may take is the harness's one policy (harness/call_budget.hpp).
 struct CallState {
   bool interrupted = false;
-  bool shrinking = false;
-  bool cut_before = false;  // a call was cut short: a runaway is not waited for in full again
-  double timeout = 0;       // seconds per call, 0: none
   bool alarm = false;       // the handler is installed
   py::object setitimer;
   py::object itimer_real;
-  double slowest = 0;       // seconds, of any answer outside shrinking
-  double unit_seconds = 0;  // the largest seconds per unit of work of those answers
+  harness::CallBudget budget;
   long long calls = 0;
 
-  bool adaptive() const { return shrinking || cut_before; }
-  double budget(double units) const {
-    double limit = timeout;
-    if (adaptive()) {
-      limit = std::max(0.5, 10 * slowest);
-    } else if (unit_seconds > 0) {
-      limit = std::max(2.0, 20 * unit_seconds * units);
-    }
-    return timeout > 0 ? std::min(timeout, limit) : 0;  // 0: no limit, no alarm
-  }
   void arm(double seconds) const { setitimer(itimer_real, seconds); }
 };
-
-double units_of(const Spec& spec, const Workload& w) {
-  return 1.0 + static_cast<double>(w.rows()) + static_cast<double>(spec.chunks(w).value_or(0));
-}
 
 // fn called with the workload's arguments; the alarm cuts it short.
 Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Workload& w, CallState& state) {
   const bool mamba = spec.reads_computed_tokens();
-  const double units = units_of(spec, w);
-  const double budget = state.alarm ? state.budget(units) : 0;
+  const double units = harness::CallBudget::units_of(spec, w);
+  const double budget = state.alarm ? state.budget.limit(units) : 0;
   const auto start = std::chrono::steady_clock::now();
   try {
     if (budget > 0) state.arm(budget);
@@ -160,10 +137,7 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
                    w.chunk_size);
     if (budget > 0) state.arm(0);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!state.adaptive()) {
-      state.slowest = std::max(state.slowest, took);
-      if (++state.calls > 1) state.unit_seconds = std::max(state.unit_seconds, took / units);
-    }
+    if (++state.calls > 1) state.budget.measured(units, took);  // the first call pays the lazy set-up
     return mamba ? mamba_answer(result) : fla_answer(spec, result, w);
   } catch (py::error_already_set& raised) {
     if (budget > 0) {
@@ -175,14 +149,12 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
     if (budget > 0 && shrink_timeout_type != nullptr && raised.matches(*shrink_timeout_type)) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%.3f", budget);
-      const bool adapted = budget < state.timeout;
-      const char* why = !adapted                 ? ""
-                        : state.shrinking        ? " (while shrinking: 10x its slowest answer)"
-                        : state.cut_before       ? " (after an earlier one: 10x its slowest answer)"
-                                                 : " (20x what its answers so far take for this size)";
-      state.cut_before = true;
-      return Misbehaviour{FindingKind::timed_out, std::string("gave no answer within ") + seconds + " s" + why + "; cut short",
-                          ""};
+      const std::string why(state.budget.why_adapted(units));
+      state.budget.cut_short();
+      Misbehaviour hang{FindingKind::timed_out, std::string("gave no answer within ") + seconds + " s" + why + "; cut short",
+                        ""};
+      hang.limit_seconds = budget;
+      return hang;
     }
     if (raised.matches(PyExc_KeyboardInterrupt)) {
       state.interrupted = true;
@@ -204,7 +176,7 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
                                            bool valid_only, double timeout, bool alarm) {
   PythonImplementation out;
   auto state = out.state;
-  state->timeout = timeout;
+  state->budget = harness::CallBudget(timeout);
   state->alarm = alarm && shrink_timeout_type != nullptr;
   if (state->alarm) {
     const py::module_ signal = py::module_::import("signal");
@@ -226,7 +198,13 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
         return answer;
       });
   out.implementation.rejects_invalid_input = !valid_only;
-  out.implementation.shrinking = [state](bool shrinking) { state->shrinking = shrinking; };
+  out.implementation.shrinking = [state](bool shrinking) { state->budget.set_shrinking(shrinking); };
+  out.implementation.confirm = [state, compute = out.implementation.compute](const Workload& w, double expired) {
+    state->budget.force(state->budget.confirmation_limit(expired));
+    Answer answer = compute(w);
+    state->budget.force(0);
+    return answer;
+  };
   return out;
 }
 

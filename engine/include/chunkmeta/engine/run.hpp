@@ -81,6 +81,7 @@ struct PropertyResult {
   double implementation_seconds = 0;  // of which waiting for the implementation (calls and batches)
   long long implementation_calls = 0;  // workloads sent to the implementation
   long long prefetched = 0;        // of which answered in batches
+  int slow_calls = 0;              // timed out once, answered when asked again with a longer limit
   bool skipped = false;            // not applicable to the implementation (sends invalid input)
   std::string stopped;             // why the run ended early ("interrupted", ...); empty if it did not
   bool not_run = false;            // never started: the run ended before its turn (budget, interrupt, fail_fast)

@@ -46,6 +46,7 @@ struct Misbehaviour {
   FindingKind kind = FindingKind::crashed;
   std::string summary;  // one sentence: "the process was killed by signal 11 (SIGSEGV)"
   std::string detail;   // evidence: the end of its stderr, the line it printed, a traceback
+  double limit_seconds = 0;  // timed_out: the limit that ran out (what a re-confirmation doubles)
 };
 
 // What an implementation gives back for one workload.
@@ -69,6 +70,11 @@ struct Implementation {
   // a Python function) then gives a candidate far slower than its normal
   // answers only a multiple of them: shrinking a runaway costs no minutes.
   std::function<void(bool)> shrinking;
+  // Optional, for an implementation whose calls can time out: asks one
+  // workload again after its call timed out within `expired` seconds, with a
+  // longer limit (CallBudget::confirmation_limit). The run loop re-confirms a
+  // timeout with it before it counts as a finding.
+  std::function<Answer(const Workload&, double expired)> confirm;
 };
 
 // Answers for a prefix of `workloads` (at least one, at most all): one

@@ -60,6 +60,10 @@ class Subprocess {
   // most the timeout), as after a first hang: a runaway candidate is cut short.
   void set_shrinking(bool shrinking);
 
+  // One workload asked again after it timed out within `expired` seconds,
+  // with CallBudget::confirmation_limit(expired) to answer.
+  Answer ask_again(const Workload& workload, double expired);
+
   const SubprocessStats& stats() const noexcept;
   const SubprocessOptions& options() const noexcept;
 
