@@ -173,6 +173,50 @@ TEST(CheckCommand, HangingImplementationEndsWithEveryPropertyReported) {
   EXPECT_FALSE(report_files(reports).empty()) << run.out;
 }
 
+// A plugin that crashes, hangs or ends the process while it is loaded is a
+// finding of the plugin, within the timeout: its table is read in a child.
+struct MisbehavingPlugin {
+  std::string behaviour;  // the library chunkmeta_plugin_<behaviour>.so
+  std::string kind;
+  std::string evidence;
+};
+
+void PrintTo(const MisbehavingPlugin& p, std::ostream* os) { *os << p.behaviour; }
+
+class PluginMisbehavingWhileLoaded : public testing::TestWithParam<MisbehavingPlugin> {};
+
+TEST_P(PluginMisbehavingWhileLoaded, IsAFindingOfThePluginNotACrashOrHangOfTheHarness) {
+  const auto& p = GetParam();
+  const std::string plugin =
+      std::string(CHUNKMETA_MISBEHAVING_PLUGIN_DIR) + "/chunkmeta_plugin_" + p.behaviour + ".so";
+  const auto run = check("plugin-" + p.behaviour, impl("plugin:" + plugin) + " --cases 50 --timeout 2");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("finding:   " + p.kind + ": could not be loaded: reading its table, the child process " +
+                         p.evidence),
+            std::string::npos)
+      << run.out << run.err;
+  EXPECT_NE(run.out.find("NOT VERIFIED"), std::string::npos) << run.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Check, PluginMisbehavingWhileLoaded,
+    testing::Values(MisbehavingPlugin{"crash_on_load", "crashed", "was killed by signal 11 (SIGSEGV)"},
+                    MisbehavingPlugin{"hang_on_table", "timed_out", "did not end within its time"},
+                    MisbehavingPlugin{"exit_on_table", "crashed", "exited with status 3"}),
+    [](const auto& info) { return info.param.behaviour; });
+
+// A '#' belongs to the path or to the implementation's name, whichever names a file.
+TEST(CheckCommand, VerifiesAPluginWhosePathHoldsAHash) {
+  const auto dir = fresh_dir("hash#in-path");
+  const auto plugin = dir / "fast#plugin.so";
+  fs::copy_file(CHUNKMETA_FAST_PLUGIN, plugin);
+  for (const std::string& text : {plugin.string(), plugin.string() + "#fast"}) {
+    const auto run = check("hash-plugin", impl("plugin:" + text) + " --cases 100");
+    EXPECT_EQ(run.exit_code, 0) << text << "\n" << run.out << run.err;
+    EXPECT_NE(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
+  }
+}
+
 // Runs `chunkmeta ARGUMENTS`, sends it SIGINT when it announces its first
 // failure (FAILING ...: written out, now shrinking), and returns what it printed.
 Run interrupt_at_first_failure(const std::string& arguments) {

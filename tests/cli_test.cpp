@@ -199,6 +199,15 @@ TEST(ReplayCommand, FlagsACorpusEntryWhoseStoredExpectationNoLongerHolds) {
 namespace chunkmeta {
 namespace {
 
+// Replaying nothing proves nothing: an empty folder, or entries of no spec asked for, is a failure.
+TEST(ReplayCommand, FailsWhenNothingIsReplayed) {
+  const auto empty = std::filesystem::path(testing::TempDir()) / "chunkmeta-replay-nothing";
+  std::filesystem::create_directories(empty);
+  const auto run = run_cli("replay " + empty.string());
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.err.find("nothing was replayed"), std::string::npos) << run.err;
+}
+
 // A budget that ends the run before every property ran its cases is not a
 // pass: each property cut short says how far it got, each not run says so.
 TEST(CheckCommand, ATimeBudgetThatCutsPropertiesShortIsNotVerified) {

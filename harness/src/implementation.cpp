@@ -1,8 +1,12 @@
 #include "chunkmeta/harness/implementation.hpp"
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <optional>
 #include <ostream>
 
+#include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/plugin.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "chunkmeta/harness/spec.hpp"
@@ -88,6 +92,59 @@ Implementation in_process(std::string name, std::string description, const Spec&
 
 namespace {
 bool starts_with(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
+
+constexpr std::string_view kCouldNotLoad = "could not be loaded";
+
+// The table of the plugin `text` (plugin:PATH[#NAME]) as a child process
+// (`SELF plugin-table PATH[#NAME]`) reads it: the implementations, without
+// compute (the caller runs each in a child of its own). A child that crashes,
+// hangs or prints what is not a table gives one implementation whose every
+// answer is that misbehaviour: the plugin's finding.
+std::variant<std::vector<Implementation>, std::string> plugin_table_in_child(const std::string& text, const Spec& spec,
+                                                                             const ResolveOptions& options) {
+  const CommandOutput child =
+      run_command("exec " + shell_quote(options.self_path) + " plugin-table " + shell_quote(text.substr(7)),
+                  options.timeout_seconds);
+  std::vector<Implementation> table;
+  std::optional<std::string> refused;
+  bool readable = !child.timed_out && WIFEXITED(child.status);
+  std::size_t start = 0;
+  for (std::size_t end; readable && (end = child.out.find('\n', start)) != std::string::npos; start = end + 1) {
+    const auto line = std::string_view(child.out).substr(start, end - start);
+    const Json row = nests_deeper_than(line) ? Json() : Json::parse(line, nullptr, false);
+    if (row.is_object() && row.contains("error") && row["error"].is_string()) {
+      refused = row["error"].get<std::string>();
+      continue;
+    }
+    const Spec* of = row.is_object() && row.value("spec", Json()).is_string() ? find_spec(row["spec"].get<std::string>()) : nullptr;
+    if (of == nullptr || !row.value("name", Json()).is_string()) {
+      readable = false;
+      break;
+    }
+    Implementation impl;
+    impl.name = row["name"].get<std::string>();
+    impl.description = row.value("description", Json("")).is_string() ? row["description"].get<std::string>() : "";
+    impl.spec = of;
+    impl.rejects_invalid_input = row.value("rejects_invalid_input", false) == true;
+    table.push_back(std::move(impl));
+  }
+  if (readable && WEXITSTATUS(child.status) == 0 && !table.empty()) return table;
+  if (readable && refused) return *refused;
+  // The finding: every workload is answered with how loading it went.
+  const bool exited_ok = readable && WEXITSTATUS(child.status) == 0;  // but printed no table it could read
+  const FindingKind kind = child.timed_out ? FindingKind::timed_out
+                           : exited_ok     ? FindingKind::malformed_output
+                                           : FindingKind::crashed;
+  Misbehaviour loading{kind,
+                       std::string(kCouldNotLoad) + ": reading its table, the child process " + child.how_it_ended(),
+                       "stderr: " + child.err.substr(0, 2000)};
+  Implementation finding;
+  finding.name = text;
+  finding.spec = &spec;
+  finding.description = std::string(kCouldNotLoad) + " (plugin)";
+  finding.compute = [loading](const Workload&) -> Answer { return loading; };
+  return std::vector<Implementation>{std::move(finding)};
+}
 }  // namespace
 
 std::variant<std::vector<Implementation>, std::string> resolve_implementations(const Spec& spec, const std::string& text,
@@ -108,7 +165,10 @@ std::variant<std::vector<Implementation>, std::string> resolve_implementations(c
     if (command.find_first_not_of(" \t") == std::string::npos) return std::string("cmd: needs a command, e.g. cmd:'chunkmeta compute'");
     found.push_back(in_child(text, command));
   } else if (starts_with(text, "plugin:")) {
-    auto loaded = load_plugin(text.substr(7));
+    // Isolated, even its table is read in a child: a plugin that crashes, hangs
+    // or lies while loading is a finding, never the end of this process.
+    auto loaded = options.plugins_in_process ? load_plugin(text.substr(7))
+                                             : plugin_table_in_child(text, spec, options);
     if (auto* why = std::get_if<std::string>(&loaded)) return *why;
     std::string other_specs;
     for (auto& impl : std::get<std::vector<Implementation>>(loaded)) {
@@ -124,6 +184,7 @@ std::variant<std::vector<Implementation>, std::string> resolve_implementations(c
     }
     if (!options.plugins_in_process) {
       for (auto& impl : found) {
+        if (impl.compute) continue;  // the loading finding: rows of a table have no compute until isolated here
         Implementation isolated = in_child(impl.name, shell_quote(options.self_path) + " compute --spec " +
                                                           std::string(spec.name()) + " --impl " + shell_quote(impl.name));
         isolated.description = impl.description + " (plugin, in a child process)";

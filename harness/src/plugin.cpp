@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include "chunkmeta/harness/json.hpp"
@@ -151,10 +152,20 @@ Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const 
 
 }  // namespace
 
+PluginName split_plugin_name(const std::string& text) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(text, ec)) return {text, ""};
+  // A '#' may be part of the path or of the implementation's name: the path is
+  // the shortest prefix before a '#' that names a file.
+  for (auto hash = text.find('#'); hash != std::string::npos; hash = text.find('#', hash + 1)) {
+    if (std::filesystem::is_regular_file(text.substr(0, hash), ec)) return {text.substr(0, hash), text.substr(hash + 1)};
+  }
+  const auto last = text.rfind('#');  // no such file: the error names the path as most likely meant
+  return last == std::string::npos ? PluginName{text, ""} : PluginName{text.substr(0, last), text.substr(last + 1)};
+}
+
 std::variant<std::vector<Implementation>, std::string> load_plugin(const std::string& text) {
-  const auto hash = text.rfind('#');
-  const std::string path = hash == std::string::npos ? text : text.substr(0, hash);
-  const std::string wanted = hash == std::string::npos ? "" : text.substr(hash + 1);
+  const auto [path, wanted] = split_plugin_name(text);
   // Kept loaded for the life of the process: implementations point into it.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return "cannot load plugin " + path + ": " + dlerror();

@@ -101,8 +101,12 @@ Answer mamba_answer(py::handle result) {
   const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
   for (int i = 0; i < 3; ++i) {
     std::string why;
-    auto values = read_output(result[py::int_(i)], names[i], &why);
+    std::string dtype;
+    auto values = read_output(result[py::int_(i)], names[i], &why, 1, &dtype);
     if (!values) return malformed(result, "returned " + why);
+    // The engine uploads the three arrays as int32: an array of another dtype is not what the kernels read.
+    if (!dtype.empty() && dtype != "int32")
+      return malformed(result, "returned " + std::string(names[i]) + " of dtype " + dtype + "; the SPEC gives int32");
     arrays.push_back(std::move(*values));
   }
   return Outcome(std::move(arrays));

@@ -143,3 +143,15 @@ def test_a_time_budget_that_cuts_properties_short_is_not_a_pass(tmp_path):
     assert all(p.not_run or p.cases < p.planned for p in short)
     # Every property is listed, run or not.
     assert [p.name for p in summary.properties] == list(chunkmeta.PROPERTIES)
+
+
+def int64_outputs(*arguments):
+    return tuple(torch.tensor(list(a), dtype=torch.int64)
+                 for a in reference_procedure.compute_chunk_metadata(*arguments))
+
+
+def test_outputs_of_another_dtype_than_int32_are_malformed(tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed) as raised:
+        chunkmeta.check(int64_outputs, cases=50, seed=4, corpus=[], database=None, report_dir=tmp_path)
+    assert "malformed_output" in str(raised.value)
+    assert "of dtype int64; the SPEC gives int32" in str(raised.value)

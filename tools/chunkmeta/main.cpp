@@ -23,6 +23,7 @@
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/keep_freed_memory.hpp"
+#include "chunkmeta/harness/plugin.hpp"
 #include "chunkmeta/harness/shrink.hpp"
 #include "chunkmeta/harness/subprocess.hpp"
 #include "chunkmeta/properties/tables.hpp"
@@ -553,6 +554,12 @@ int main(int argc, char** argv) {
                          "built-in one of the target's specs; plugins load in this process, like CHUNKMETA_FUZZ_PLUGIN)");
   shrink_cmd->add_option("--report-dir", shrink_report_dir, "Where the report goes (default: $CHUNKMETA_REPORT_DIR)");
 
+  // Reads a plugin's table in this process, for a harness that keeps the plugin out of its own.
+  std::string table_plugin;
+  auto* table_cmd = app.add_subcommand("plugin-table", "Print a plugin's implementations, one JSON line each "
+                                                       "(name, description, spec, rejects_invalid_input)");
+  table_cmd->add_option("plugin", table_plugin, "PATH or PATH#NAME")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -582,6 +589,21 @@ int main(int argc, char** argv) {
     return compute(compute_impl, here, max_chunks);
   }
 
+  if (*table_cmd) {
+    auto loaded = harness::load_plugin(table_plugin);
+    if (auto* why = std::get_if<std::string>(&loaded)) {
+      std::cout << harness::dump_line(harness::Json{{"error", *why}}) << "\n";
+      return kExitFailure;
+    }
+    for (const auto& impl : std::get<std::vector<Implementation>>(loaded)) {
+      std::cout << harness::dump_line(harness::Json{{"name", impl.name},
+                                                    {"description", impl.description},
+                                                    {"spec", std::string(impl.spec->name())},
+                                                    {"rejects_invalid_input", impl.rejects_invalid_input}})
+                << "\n";
+    }
+    return kExitOk;
+  }
   if (*keep_cmd) return keep(keep_dir, keep_origin);
   if (*decode_cmd) return fuzz_decode(fuzz_target, decode_inputs);
   if (*encode_cmd) return fuzz_encode(fuzz_target, encode_dir, encode_inputs);
@@ -630,6 +652,12 @@ int main(int argc, char** argv) {
     if (impls.empty()) return kExitUsage;
     const auto replayed = engine::replay_corpus(impls, replay_inputs);
     if (!replay_quiet || !replayed.passed()) std::cout << replayed.text;
+    if (replayed.files == 0) {
+      // Replaying nothing proves nothing: a wrong --spec, an empty folder or a typo is not a pass.
+      std::cerr << "chunkmeta: nothing was replayed: no entry under the files named is of "
+                << (spec_name.empty() ? "any spec" : "spec " + spec_name) << "\n";
+      return kExitFailure;
+    }
     return replayed.passed() ? kExitOk : kExitFailure;
   }
 

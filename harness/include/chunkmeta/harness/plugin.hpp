@@ -17,4 +17,12 @@ namespace chunkmeta::harness {
 // otherwise (cannot load, no entry point, ABI version, unknown spec or NAME).
 std::variant<std::vector<Implementation>, std::string> load_plugin(const std::string& text);
 
+// PATH and NAME of `text`: the whole text when it names a file, else the
+// shortest prefix before a '#' that does ('#' may appear in either part).
+struct PluginName {
+  std::string path;
+  std::string name;  // empty: every implementation
+};
+PluginName split_plugin_name(const std::string& text);
+
 }  // namespace chunkmeta::harness

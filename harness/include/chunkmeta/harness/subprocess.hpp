@@ -72,6 +72,17 @@ class Subprocess {
   std::unique_ptr<State> state_;
 };
 
+// A short command run to its end (within `timeout_seconds`, then killed with
+// its process group), its output kept up to `max_output` bytes each.
+struct CommandOutput {
+  int status = 0;          // as waitpid gives it
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  std::string how_it_ended() const;  // "exited with status 1", "was killed by signal 11 (SIGSEGV)", ...
+};
+CommandOutput run_command(const std::string& command, double timeout_seconds, std::size_t max_output = 1 << 20);
+
 // An Implementation backed by one Subprocess (shared by the copies of it);
 // compute_batch is set, so the property suite prefetches through the pipe.
 Implementation subprocess_implementation(std::string name, const Spec& spec, const SubprocessOptions& options,
