@@ -1,6 +1,7 @@
 // Drives the real `chunkmeta` binary through pipes: JSON Lines in, one JSON
 // line out per input line, exit codes 0 / 1 / 2.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,6 +221,38 @@ TEST(CheckCommand, ATimeBudgetThatCutsPropertiesShortIsNotVerified) {
   EXPECT_NE(run.out.find("NOT VERIFIED: no failure, but not every property ran its cases"), std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("not run (the time budget was used up)"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace chunkmeta
+
+namespace chunkmeta {
+namespace {
+
+// A FIFO would block a reader, /dev/zero never end, a file nested 300k deep
+// overflow a recursive one: each is an unreadable entry, said so, never a hang or a crash.
+TEST(ReplayCommand, NamesSpecialAndHostileFilesUnreadableInsteadOfHangingOrCrashing) {
+  const auto dir = std::filesystem::path(testing::TempDir()) / ("chunkmeta-hostile-corpus-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  std::ofstream(dir / "deep.json") << std::string(300000, '[') << std::string(300000, ']');
+  const auto run = run_cli("replay " + (dir / "fifo.json").string() + " /dev/zero " + (dir / "deep.json").string());
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("fifo.json: not a regular file"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("/dev/zero: not a regular file"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("deep.json: nested more than 64 deep"), std::string::npos) << run.out;
+}
+
+TEST(ComputeCommand, StopsWithAnErrorWhenItsOutputCannotBeWritten) {
+  const auto err = std::filesystem::path(testing::TempDir()) / ("chunkmeta-full-" + std::to_string(::getpid()));
+  const std::string command = "echo '{\"chunk_size\":4,\"num_computed_tokens\":[0],\"query_start_loc\":[0,5]}' | " +
+                              std::string(CHUNKMETA_CLI) + " compute > /dev/full 2> " + err.string();
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
+  std::ifstream in(err);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("cannot write the answers to standard output"), std::string::npos) << said;
 }
 
 }  // namespace

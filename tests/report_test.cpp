@@ -2,6 +2,11 @@
 // (copyable), long arrays shortened so a 32,769-row counterexample stays
 // readable, with the full JSON left to the report file.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "chunkmeta/harness/oracle.hpp"
 #include "chunkmeta/harness/report.hpp"
@@ -79,6 +84,61 @@ TEST(RenderedReport, NamesAnFlaSpecAndShowsItsRowsAsPairs) {
   EXPECT_NE(line_starting(text, "first divergence:").find("chunk_indices[2][1]: expected 0, actual 9"),
             std::string::npos)
       << text;
+}
+
+}  // namespace
+}  // namespace chunkmeta::harness
+
+namespace chunkmeta::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+fs::path fresh(const std::string& name) {
+  const auto dir = fs::path(testing::TempDir()) / ("chunkmeta-writes-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(ReportFiles, AreWrittenInPlaceOfASymlinkPlantedAtTheirNameNeverThroughIt) {
+  const auto dir = fresh("symlink");
+  const auto victim = dir / "victim.txt";
+  std::ofstream(victim) << "untouched\n";
+  const auto name = dir / "report.json";
+  fs::create_symlink(victim, name);
+  std::string error;
+  ASSERT_TRUE(write_file_atomically(name, "{}\n", &error)) << error;
+  EXPECT_EQ(slurp_file(victim), "untouched\n");
+  EXPECT_FALSE(fs::is_symlink(name));
+  EXPECT_EQ(slurp_file(name), "{}\n");
+}
+
+TEST(ReportFiles, FailLoudlyAndLeaveNothingWhenTheyCannotBeWritten) {
+  std::string error;
+  EXPECT_FALSE(write_file_atomically("/dev/full/cannot/be/here.json", "{}\n", &error));
+  EXPECT_NE(error.find("cannot write /dev/full/cannot/be/here.json"), std::string::npos) << error;
+}
+
+TEST(ReportFiles, OfImplementationsWhoseNamesDifferOnlyInPunctuationDoNotCollide) {
+  const Workload w{4, {0}, {0, 5}};
+  Counterexample a = mismatch_on(w, Outcome(Arrays{{0, 5}, {0}, {0}}));
+  Counterexample b = a;
+  a.implementation = "cmd:sh w.sh";
+  b.implementation = "cmd:sh w_sh";
+  const auto dir = fresh("collide");
+  std::string error;
+  const auto first = write_counterexample(a, dir, &error);
+  const auto second = write_counterexample(b, dir, &error);
+  ASSERT_TRUE(first && second) << error;
+  EXPECT_NE(first->report, second->report);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "chunkmeta/harness/corpus.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -7,16 +9,25 @@
 namespace chunkmeta::harness {
 
 std::variant<CorpusEntry, std::string> load_corpus_entry(const std::filesystem::path& path) {
+  // Only a regular file of a sane size is read: a FIFO would block, /dev/zero never end.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) return "cannot open " + path.string() + ": " + ec.message();
+  if (std::filesystem::is_directory(status)) return "cannot read the folder " + path.string();
+  if (!std::filesystem::is_regular_file(status)) return path.string() + ": not a regular file";
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return "cannot open " + path.string() + ": " + ec.message();
+  if (size > kLargestCorpusEntryBytes)
+    return path.string() + ": " + std::to_string(size) + " bytes, more than a corpus entry may hold (" +
+           std::to_string(kLargestCorpusEntryBytes) + ")";
   std::ifstream in(path);
   if (!in) return "cannot open " + path.string();
-  std::ostringstream text;
-  text << in.rdbuf();
-  Json value;
-  try {
-    value = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
-    return path.string() + ": not valid JSON: " + e.what();
-  }
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string text = read.str();
+  if (nests_deeper_than(text)) return path.string() + ": nested more than " + std::to_string(kMaxJsonDepth) + " deep";
+  const Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return path.string() + ": not valid JSON";
   CorpusEntry entry;
   entry.path = path;
   const bool wrapped = value.is_object() && value.contains("workload");
@@ -37,10 +48,22 @@ namespace {
 std::vector<std::filesystem::path> expand(const std::vector<std::filesystem::path>& inputs, bool json_only) {
   std::vector<std::filesystem::path> files;
   for (const auto& input : inputs) {
-    if (std::filesystem::is_directory(input)) {
-      for (const auto& item : std::filesystem::recursive_directory_iterator(input)) {
-        if (item.is_regular_file() && (!json_only || item.path().extension() == ".json")) files.push_back(item.path());
+    std::error_code ec;
+    if (std::filesystem::is_directory(input, ec)) {
+      // A folder that cannot be read is listed itself: loading it says so, as an unreadable entry.
+      std::filesystem::recursive_directory_iterator item(input, ec), end;
+      if (ec) files.push_back(input);
+      for (; !ec && item != end; item.increment(ec)) {
+        std::error_code type_error;
+        if (item->is_directory(type_error) && access(item->path().c_str(), R_OK | X_OK) != 0) {
+          files.push_back(item->path());
+          item.disable_recursion_pending();
+          continue;
+        }
+        if (item->is_regular_file(type_error) && (!json_only || item->path().extension() == ".json"))
+          files.push_back(item->path());
       }
+      if (ec) files.push_back(input);
     } else {
       files.push_back(input);
     }

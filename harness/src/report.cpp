@@ -1,10 +1,16 @@
 #include "chunkmeta/harness/report.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace chunkmeta::harness {
@@ -30,12 +36,26 @@ Json invariant_json(const InvariantViolation& v) {
 }
 
 // Implementation names can be whole commands: keep file names short.
-std::string safe_file_part(std::string text) {
-  if (text.size() > 48) text = text.substr(0, 32) + "-" + content_name(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())).substr(0, 8);
-  for (char& c : text) {
+// `text` as a file name part: letters, digits, '-' and '_'. Anything else
+// replaced, or a long text cut, is followed by a hash of the whole text, so
+// two names never share a part ("cmd:sh w.sh" and "cmd:sh w_sh" did).
+std::string safe_file_part(const std::string& text) {
+  std::string part = text.size() > 48 ? text.substr(0, 32) : text;
+  for (char& c : part) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
   }
-  return text;
+  if (part == text) return part;
+  return part + "-" + content_name(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())).substr(0, 8);
+}
+
+// Six hex digits drawn once per process: reports of runs side by side never share a name.
+const std::string& run_token() {
+  static const std::string token = [] {
+    std::ostringstream os;
+    os << std::hex << (std::random_device{}() & 0xffffffu);
+    return os.str();
+  }();
+  return token;
 }
 
 // The first line after `label`, later lines aligned under it.
@@ -308,6 +328,30 @@ void abort_on_failure(const std::vector<Counterexample>& failures, std::span<con
   std::abort();
 }
 
+bool write_file_atomically(const std::filesystem::path& path, std::string_view content, std::string* error) {
+  const auto fail = [&](const std::string& what, int fd, const std::string& temporary) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) close(fd);
+    if (!temporary.empty()) unlink(temporary.c_str());
+    if (error) *error = "cannot write " + path.string() + ": " + what + ": " + why;
+    return false;
+  };
+  std::string temporary = path.string() + ".tmp-XXXXXX";
+  const int fd = mkostemp(temporary.data(), O_CLOEXEC);  // a new file: never another's, never through a link
+  if (fd < 0) return fail("cannot create a temporary file beside it", -1, "");
+  for (std::size_t written = 0; written < content.size();) {
+    const ssize_t wrote = ::write(fd, content.data() + written, content.size() - written);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return fail("writing", fd, temporary);
+    written += static_cast<std::size_t>(wrote);
+  }
+  if (fchmod(fd, 0644) != 0) return fail("setting its mode", fd, temporary);
+  if (close(fd) != 0) return fail("closing", -1, temporary);
+  // rename replaces whatever is at `path` (a planted symlink included) without following it.
+  if (rename(temporary.c_str(), path.c_str()) != 0) return fail("renaming the temporary file", -1, temporary);
+  return true;
+}
+
 std::filesystem::path default_report_dir() {
   if (const char* dir = std::getenv("CHUNKMETA_REPORT_DIR"); dir != nullptr && *dir != '\0') return dir;
   return std::filesystem::current_path() / "chunkmeta-reports";
@@ -316,8 +360,8 @@ std::filesystem::path default_report_dir() {
 std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const std::filesystem::path& dir,
                                                  std::string* error, bool with_corpus_entry) {
   const std::string name = content_name(*cx.spec, cx.workload);
-  WrittenFiles files{dir / (safe_file_part(cx.implementation) + "-" + safe_file_part(cx.property) + "-" + name +
-                            ".report.json"),
+  WrittenFiles files{dir / (safe_file_part(cx.implementation) + "-" + safe_file_part(cx.property) + "-" + name + "-" +
+                            run_token() + ".report.json"),
                      dir / "corpus" / (name + ".json")};
   std::error_code ec;
   std::filesystem::create_directories(files.corpus_entry.parent_path(), ec);
@@ -326,10 +370,7 @@ std::optional<WrittenFiles> write_counterexample(const Counterexample& cx, const
     return std::nullopt;
   }
   const auto write = [&](const std::filesystem::path& path, const Json& content) {
-    std::ofstream out(path);
-    out << content.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-    if (!out && error) *error = "cannot write " + path.string();
-    return static_cast<bool>(out);
+    return write_file_atomically(path, content.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", error);
   };
   const std::string origin = "property " + cx.property + " failed on implementation " + cx.implementation +
                              (cx.seed ? " (seed " + std::to_string(*cx.seed) + ")" : std::string());

@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -107,6 +109,16 @@ std::vector<const Spec*> specs_of(const std::string& named, bool all_by_default)
   return all_by_default ? harness::all_specs() : std::vector<const Spec*>{&harness::mamba_spec()};
 }
 
+// Flushes standard output; false, having said why on stderr, once it cannot
+// be written (a full disk, a closed pipe): answers are never dropped quietly.
+bool flushed() {
+  errno = 0;
+  if (std::cout.flush()) return true;
+  std::cerr << "chunkmeta: cannot write the answers to standard output"
+            << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) << "; stopping\n";
+  return false;
+}
+
 // One JSON line out per line in, echoing each line's "id"; flushes whenever no
 // more input is buffered, so a process driving it line by line never waits on
 // our buffer. Each line's spec (Mamba's without "spec") picks the
@@ -165,7 +177,7 @@ int compute(const std::string& impl_text, const harness::ResolveOptions& options
           } else {
             std::cout << harness::result_line(request.id, spec, outcome->value()) << '\n';
           }
-          if (std::cin.rdbuf()->in_avail() <= 0) std::cout.flush();
+          if (std::cin.rdbuf()->in_avail() <= 0 && !flushed()) return kExitFailure;
           continue;
         }
         body = outcome != nullptr ? harness::to_json(spec, *outcome)
@@ -174,9 +186,9 @@ int compute(const std::string& impl_text, const harness::ResolveOptions& options
     }
     all_ok = all_ok && !body.contains("error") && !body.contains("failure");
     std::cout << harness::dump_line(harness::answer_json(request.id, body)) << '\n';
-    if (std::cin.rdbuf()->in_avail() <= 0) std::cout.flush();
+    if (std::cin.rdbuf()->in_avail() <= 0 && !flushed()) return kExitFailure;
   }
-  std::cout.flush();
+  if (!flushed()) return kExitFailure;
   return all_ok ? kExitOk : kExitFailure;
 }
 
@@ -194,7 +206,12 @@ int keep(const std::filesystem::path& dir, const std::string& origin) {
     }
     const auto& [spec, workload] = std::get<harness::SpecWorkload>(parsed);
     const auto path = dir / (harness::content_name(*spec, workload) + ".json");
-    std::ofstream(path) << harness::corpus_entry(*spec, workload, origin).dump(2) << "\n";
+    std::string error;
+    if (!harness::write_file_atomically(path, harness::corpus_entry(*spec, workload, origin).dump(2) + "\n", &error)) {
+      std::cerr << "chunkmeta: line " << number << ": " << error << "\n";
+      ++failures;
+      continue;
+    }
     std::cout << path.string() << "\n";
   }
   return failures == 0 ? kExitOk : kExitFailure;
@@ -264,8 +281,13 @@ int fuzz_encode(const std::string& target, const std::filesystem::path& dir,
       continue;
     }
     const auto path = dir / harness::content_name(*bytes);
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes->data()),
-                                                static_cast<std::streamsize>(bytes->size()));
+    std::string error;
+    if (!harness::write_file_atomically(path, std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                                        &error)) {
+      std::cerr << "chunkmeta: " << error << "\n";
+      ++skipped;
+      continue;
+    }
     std::cout << path.string() << "\n";
   }
   return skipped == 0 ? kExitOk : kExitFailure;

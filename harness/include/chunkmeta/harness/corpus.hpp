@@ -20,8 +20,13 @@ struct CorpusEntry {
   std::optional<Outcome> expected;  // the reference outcome stored with the entry, if any
 };
 
+// The largest file read as a corpus entry (entries of the largest workloads
+// keep their expectation out: they are kilobytes).
+inline constexpr std::uintmax_t kLargestCorpusEntryBytes = std::uintmax_t{256} << 20;
+
 // Reads a corpus entry, a counterexample report (both have "workload"), or a
-// bare workload object. Returns a sentence saying what is wrong otherwise.
+// bare workload object. Returns a sentence saying what is wrong otherwise
+// (not a regular file, too large, nested too deep, not JSON, not a workload).
 std::variant<CorpusEntry, std::string> load_corpus_entry(const std::filesystem::path& path);
 
 // The .json files named, with directories expanded recursively, sorted.

@@ -48,6 +48,12 @@ std::string render(const Counterexample& counterexample, const std::optional<Wri
 void abort_on_failure(const std::vector<Counterexample>& failures, std::span<const std::uint8_t> input,
                       std::string_view target);
 
+// Writes `content` to `path` whole or not at all: into a new temporary file
+// beside it, then renamed over `path` (replacing a symlink there, never
+// writing through it). False, with why in `error`, on any failure: a full disk
+// leaves no file rather than an empty one.
+bool write_file_atomically(const std::filesystem::path& path, std::string_view content, std::string* error);
+
 // $CHUNKMETA_REPORT_DIR, else ./chunkmeta-reports.
 std::filesystem::path default_report_dir();
 
