@@ -22,14 +22,16 @@ For an engine written in Python:
 * ``chunkmeta.strategies``: Hypothesis strategies for the same workloads.
 """
 
-import contextlib
+import functools
 import hashlib
 import importlib.util
+import inspect
 import os
 import shutil
 import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +42,7 @@ _Settings = settings  # check()'s `settings` argument hides the class inside it
 
 __all__ = ["compute_chunk_metadata", "prepare_chunk_indices", "prepare_chunk_offsets", "max_output_sizes",
            "fla_max_output_sizes", "check", "replay", "settings", "Phase", "properties", "SPECS", "InvalidWorkload",
-           "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES", "__version__"]
+           "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES", "shipped_corpus", "__version__"]
 __version__ = _chunkmeta.__version__
 
 
@@ -68,10 +70,6 @@ class _Timeout(BaseException):
     ``timeout`` setting, or while shrinking 10x its slowest answer so far (a
     BaseException, so that the function's own ``except Exception`` does not
     swallow it)."""
-
-
-def _on_alarm(signum, frame):
-    raise _Timeout()
 
 
 _chunkmeta._set_invalid_workload_type(InvalidWorkload)
@@ -126,10 +124,18 @@ def _rerun_command(fn, spec, one_property):
     return f"{os.path.basename(sys.executable) or 'python3'} -c '{call}'"
 
 
+def _installed(module):
+    return module in sys.modules or importlib.util.find_spec(module) is not None
+
+
 def _arrays(chosen):
-    if chosen is not None:
-        return chosen
-    return "torch" if "torch" in sys.modules or importlib.util.find_spec("torch") is not None else "numpy"
+    """What fn is given: the setting, else torch, numpy or lists, whichever is installed first."""
+    if chosen is None:
+        return "torch" if _installed("torch") else "numpy" if _installed("numpy") else "lists"
+    if chosen in ("torch", "numpy") and not _installed(chosen):
+        raise ModuleNotFoundError(f"chunkmeta.check(arrays={chosen!r}) needs {chosen}, which is not installed "
+                                  "(arrays='lists' needs nothing)")
+    return chosen
 
 
 @dataclass
@@ -189,12 +195,11 @@ class _Database:
     which the function no longer fails is removed, a new failure added."""
 
     def __init__(self, root, spec, fn):
-        module, qualname = _describe(fn)
-        # The name too: closures made by one factory share a qualname.
-        name = getattr(fn, "__name__", "")
-        key = hashlib.sha256(f"{spec}:{module}.{qualname}:{name}".encode()).hexdigest()[:16]
-        self.folder = Path(root) / key
-        self.label = f"{spec} {module}.{qualname}"
+        identity = _identity(fn)  # two partials of one function are two functions
+        key = hashlib.sha256(f"{spec}:{identity}".encode()).hexdigest()[:16]
+        self.root = Path(root)
+        self.folder = self.root / key
+        self.label = f"{spec} {identity}"
 
     def entries(self):
         return sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []
@@ -209,20 +214,116 @@ class _Database:
             shutil.copyfile(corpus_file, self.folder / Path(corpus_file).name)
         if self.folder.is_dir() and not self.entries():
             shutil.rmtree(self.folder, ignore_errors=True)
+            # No empty folders left behind: the database's root, and the default's .chunkmeta, once empty.
+            for folder in (self.root, self.root.parent):
+                if folder != self.root and folder.name != ".chunkmeta":
+                    break
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
 
 
-@contextlib.contextmanager
-def _alarm_handler(wanted):
-    """Yields whether calls can be cut short: SIGALRM is Python's to handle in the main thread only."""
-    if not wanted or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield False
-        return
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    try:
-        yield True
-    finally:
+class _Alarm:
+    """check()'s use of SIGALRM, as a guest: it cuts one call short at a time
+    (``arm(seconds)``, 0 to disarm) and gives back whatever timer and handler
+    it found. A timer the caller had running (pytest-timeout's signal method)
+    keeps its deadline: no call is armed past it, between calls it runs as it
+    was, and when it comes due the run stops and the caller's handler is
+    called from check() as if no check() were there."""
+
+    def __init__(self):
+        self.usable = (threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"))
+        self.caller_due = False
+        self.in_call = False  # only fn is ever interrupted, never the harness's own Python (an import of torch)
+
+    def __enter__(self):
+        if not self.usable:
+            return self
+        self.previous_handler = signal.getsignal(signal.SIGALRM)
+        remaining, self.previous_interval = signal.getitimer(signal.ITIMER_REAL)
+        self.caller_deadline = time.monotonic() + remaining if remaining > 0 else None
+        signal.signal(signal.SIGALRM, self._on_alarm)
+        return self
+
+    def _caller_left(self):
+        return None if self.caller_deadline is None else self.caller_deadline - time.monotonic()
+
+    def arm(self, seconds):
+        """Before a call of fn (seconds > 0) and after it (0)."""
+        if self.caller_due:
+            raise KeyboardInterrupt  # ends the run like Ctrl-C; check() then calls the caller's handler
+        self.in_call = seconds > 0
+        left = self._caller_left()
+        if left is not None:
+            seconds = min(seconds, left) if seconds > 0 else left  # between calls, the caller's timer runs
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-6) if seconds > 0 or left is not None else 0)
+
+    def _on_alarm(self, signum, frame):
+        left = self._caller_left()
+        if left is not None and left <= 1e-3:
+            self.caller_due = True
+            if self.in_call:
+                raise KeyboardInterrupt
+            return  # in the harness's own code: the next arm() stops the run
+        if self.in_call:
+            raise _Timeout()
+
+    def __exit__(self, *exc):
+        if not self.usable:
+            return False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, self.previous_handler)
+        left = self._caller_left()
+        if left is not None:
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), self.previous_interval)
+        return False
+
+    def hand_over(self):
+        """Calls the caller's handler for the timer that came due during the run."""
+        handler = self.previous_handler
+        signal.setitimer(signal.ITIMER_REAL, 0, self.previous_interval)
+        if callable(handler):
+            handler(signal.SIGALRM, sys._getframe(1))
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), signal.SIGALRM)
+
+
+def _check_callable(fn, spec):
+    """A user's mistake is a TypeError before anything runs, never a counterexample of fn."""
+    if not callable(fn):
+        raise TypeError(f"chunkmeta.check() needs a function to check, not {type(fn).__name__} {fn!r}")
+    arguments = 4 if spec == "mamba" else 2
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: its first call will tell
+    try:
+        signature.bind(*range(arguments))
+    except TypeError as why:
+        expected = ("fn(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)" if spec == "mamba"
+                    else "fn(cu_seqlens, chunk_size)")
+        raise TypeError(f"chunkmeta.check(spec={spec!r}) calls {expected}, which {_describe(fn)[1]}{signature} cannot "
+                        f"take: {why} (an unbound method? pass the bound one, or a function)") from None
+
+
+def _identity(fn):
+    """What names fn across runs, for its example database: its module and
+    qualified name; a partial's function, arguments and keywords; a bound
+    method's function and its object's class."""
+    if isinstance(fn, functools.partial):
+        keywords = sorted(fn.keywords.items())
+        return f"partial({_identity(fn.func)}, args={fn.args!r}, keywords={keywords!r})"
+    if inspect.ismethod(fn):
+        return f"{_identity(fn.__func__)} bound to {type(fn.__self__).__module__}.{type(fn.__self__).__qualname__}"
+    module, qualname = _describe(fn)
+    return f"{module}.{qualname}:{getattr(fn, '__name__', '')}"
+
+
+def shipped_corpus():
+    """The corpus the package ships (edge cases, invalid inputs, every
+    counterexample kept), as a list of folders: ``corpus=chunkmeta.shipped_corpus() + [mine]``."""
+    return [_CORPUS] if _CORPUS.is_dir() else []
 
 
 def check(fn, *, spec="mamba", settings=None, **changes):
@@ -254,24 +355,39 @@ def check(fn, *, spec="mamba", settings=None, **changes):
     report(s) as its message when anything fails, and KeyboardInterrupt (after
     printing what was found) on Ctrl-C.
     """
+    __tracebackhide__ = True  # pytest shows the report, not check()'s own frames
     if spec not in SPECS:
         raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
+    _check_callable(fn, spec)
     chosen = _Settings(settings if settings is not None else _Settings.current(), **changes)
     module, qualname = _describe(fn)
     phases = set(chosen.phases)
     corpus = [] if Phase.replay not in phases else (
-        ([_CORPUS] if _CORPUS.is_dir() else []) if chosen.corpus is None else [Path(p) for p in chosen.corpus])
+        shipped_corpus() if chosen.corpus is None else [Path(p) for p in chosen.corpus])
+    for place in corpus:
+        if not place.exists():
+            raise FileNotFoundError(f"chunkmeta.check: no corpus at {place}")
+    arrays = _arrays(chosen.arrays)
     database = _Database(chosen.database, spec, fn) if chosen.database is not None else None
     replayed = database.entries() if database is not None and Phase.replay in phases else []
-    with _alarm_handler(True) as alarm:
-        result = _chunkmeta._check(
-            fn, spec=spec, name=f"python:{module}:{qualname}", cases=int(chosen.cases), seed=chosen.seed,
-            valid_only=bool(chosen.valid_only), time_budget=float(chosen.time_budget),
-            report_dir=None if chosen.report_dir is None else Path(chosen.report_dir), arrays=_arrays(chosen.arrays),
-            corpus=replayed + corpus, fail_fast=bool(chosen.fail_fast), keep_going=bool(chosen.keep_going),
-            properties=list(chosen.properties or []), generate=Phase.generate in phases,
-            shrink=Phase.shrink in phases, timeout=float(chosen.timeout or 0), alarm=alarm,
-            rerun_command=_rerun_command(fn, spec, not chosen.properties), verbose=bool(chosen.verbose))
+    alarm = _Alarm()
+    try:
+        with alarm:
+            result = _chunkmeta._check(
+                fn, spec=spec, name=f"python:{module}:{qualname}", cases=int(chosen.cases), seed=chosen.seed,
+                valid_only=bool(chosen.valid_only), time_budget=float(chosen.time_budget),
+                report_dir=None if chosen.report_dir is None else Path(chosen.report_dir), arrays=arrays,
+                corpus=replayed + corpus, fail_fast=bool(chosen.fail_fast), keep_going=bool(chosen.keep_going),
+                properties=list(chosen.properties or []), generate=Phase.generate in phases,
+                shrink=Phase.shrink in phases, timeout=float(chosen.timeout or 0),
+                alarm=alarm.arm if alarm.usable else None,
+                rerun_command=_rerun_command(fn, spec, not chosen.properties), verbose=bool(chosen.verbose))
+    except KeyboardInterrupt:
+        if alarm.caller_due:
+            alarm.hand_over()  # the caller's timer came due: its handler decides (pytest-timeout fails the test)
+        raise
+    if alarm.caller_due:  # it came due after the last call
+        alarm.hand_over()
     if database is not None:
         failing = {cx["property"][len("replay "):] for cx in result["replay_failures"]
                    if cx["property"].startswith("replay ")}
@@ -329,14 +445,27 @@ def replay(fn, *paths, spec=None, arrays=None, valid_only=True):
     ``spec``: the spec ``fn`` computes; None: the spec of the first file.
     Raises AssertionError with each failure's report; returns the number of files replayed.
     """
+    __tracebackhide__ = True
+    if not callable(fn):
+        raise TypeError(f"chunkmeta.replay() needs a function to replay against, not {type(fn).__name__} {fn!r}")
     module, qualname = _describe(fn)
     paths = [Path(p) for p in paths]
+    if not paths:
+        raise TypeError("chunkmeta.replay() needs at least one file or folder to replay")
+    for path in paths:
+        if not path.exists():
+            raise FileNotFoundError(f"chunkmeta.replay: no such file or folder: {path}")
     if spec is None:
         files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*.json")))]
         found = [s for s in (_chunkmeta._spec_of_file(f) for f in files) if s is not None]
         spec = found[0] if found else "mamba"
+    if spec is not None and spec not in SPECS:
+        raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
     result = _chunkmeta._replay(fn, spec=spec, name=f"python:{module}:{qualname}", paths=paths,
                                 arrays=_arrays(arrays), valid_only=bool(valid_only))
+    if result["files"] == 0:
+        raise AssertionError(f"chunkmeta.replay: nothing was replayed: no entry under {', '.join(map(str, paths))} "
+                             f"is of spec {spec}")
     if not result["passed"]:
         raise AssertionError(f"chunkmeta.replay: {module}.{qualname} is wrong ({spec}).\n" + result["text"])
     return result["files"]

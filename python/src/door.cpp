@@ -118,13 +118,12 @@ Answer mamba_answer(py::handle result) {
 // a call may take is the harness's one policy (harness/call_budget.hpp).
 struct CallState {
   bool interrupted = false;
-  bool alarm = false;       // the handler is installed
-  py::object setitimer;
-  py::object itimer_real;
+  bool alarm = false;       // check()'s alarm is installed
+  py::object arm_alarm;     // check()'s arm(seconds): 0 disarms (and gives the caller's own timer back)
   harness::CallBudget budget;
   long long calls = 0;
 
-  void arm(double seconds) const { setitimer(itimer_real, seconds); }
+  void arm(double seconds) const { arm_alarm(seconds); }
 };
 
 // fn called with the workload's arguments; the alarm cuts it short.
@@ -134,11 +133,15 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
   const double budget = state.alarm ? state.budget.limit(units) : 0;
   const auto start = std::chrono::steady_clock::now();
   try {
+    // The arguments are made before the alarm is armed: only fn itself is ever cut short.
+    const py::tuple arguments =
+        mamba ? py::make_tuple(w.chunk_size, w.rows(), make_array(kind, w.num_computed_tokens),
+                               make_array(kind, w.query_start_loc))
+              : py::make_tuple(make_array(kind, w.query_start_loc,
+                                          w.dtype == harness::Dtype::int64 ? IntType::int64 : IntType::int32),
+                               w.chunk_size);
     if (budget > 0) state.arm(budget);
-    const py::object result =
-        mamba ? fn(w.chunk_size, w.rows(), make_array(kind, w.num_computed_tokens), make_array(kind, w.query_start_loc))
-              : fn(make_array(kind, w.query_start_loc, w.dtype == harness::Dtype::int64 ? IntType::int64 : IntType::int32),
-                   w.chunk_size);
+    const py::object result = fn(*arguments);
     if (budget > 0) state.arm(0);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (++state.calls > 1) state.budget.measured(units, took);  // the first call pays the lazy set-up
@@ -177,16 +180,12 @@ struct PythonImplementation {
 // suite stops (stop_requested) and any workload still asked for is answered by
 // the reference; check() then raises KeyboardInterrupt.
 PythonImplementation python_implementation(py::object fn, std::string name, const Spec& spec, ArrayKind kind,
-                                           bool valid_only, double timeout, bool alarm) {
+                                           bool valid_only, double timeout, py::object alarm) {
   PythonImplementation out;
   auto state = out.state;
   state->budget = harness::CallBudget(timeout);
-  state->alarm = alarm && shrink_timeout_type != nullptr;
-  if (state->alarm) {
-    const py::module_ signal = py::module_::import("signal");
-    state->setitimer = signal.attr("setitimer");
-    state->itimer_real = signal.attr("ITIMER_REAL");
-  }
+  state->alarm = !alarm.is_none() && shrink_timeout_type != nullptr;
+  state->arm_alarm = std::move(alarm);
   out.implementation = harness::in_process(
       std::move(name), "a Python function, called in this process", spec,
       [fn = std::move(fn), &spec, kind, state](const Workload& w) -> Answer {
@@ -240,7 +239,7 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
                    std::optional<std::uint64_t> seed, bool valid_only, double time_budget,
                    std::optional<std::filesystem::path> report_dir, const std::string& arrays,
                    std::vector<std::filesystem::path> corpus, bool fail_fast, bool keep_going,
-                   std::vector<std::string> only, bool generate, bool shrink, double timeout, bool alarm,
+                   std::vector<std::string> only, bool generate, bool shrink, double timeout, py::object alarm,
                    const std::string& rerun_command, bool verbose) {
   const Spec& spec = spec_named(spec_name);
   const engine::PropertyTable& table = properties::table_of(spec);
@@ -248,7 +247,8 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
     if (find_property(table, property) == nullptr)
       throw py::value_error("unknown property '" + property + "' of spec " + spec_name);
   }
-  auto python = python_implementation(std::move(fn), name, spec, array_kind(arrays), valid_only, timeout, alarm);
+  auto python =
+      python_implementation(std::move(fn), name, spec, array_kind(arrays), valid_only, timeout, std::move(alarm));
   engine::CheckOptions options;
   options.corpus = std::move(corpus);
   options.suite.cases = cases;
@@ -322,7 +322,7 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
 py::dict run_replay(py::object fn, const std::string& spec_name, const std::string& name,
                     std::vector<std::filesystem::path> paths, const std::string& arrays, bool valid_only) {
   const Spec& spec = spec_named(spec_name);
-  auto python = python_implementation(std::move(fn), name, spec, array_kind(arrays), valid_only, 0, false);
+  auto python = python_implementation(std::move(fn), name, spec, array_kind(arrays), valid_only, 0, py::none());
   const auto replayed = engine::replay_corpus({python.implementation}, paths);
   py::dict summary;
   summary["passed"] = replayed.passed();

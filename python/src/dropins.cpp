@@ -201,6 +201,7 @@ PyObject* compute_chunk_metadata_fastcall(PyObject*, PyObject* const* args, Py_s
 }
 
 const char* const kComputeDoc = R"doc(compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu, *, out=None)
+--
 
 The engine's chunk metadata (SPEC Part 1), computed by chunkmeta's fast implementation.
 
@@ -325,6 +326,7 @@ PyObject* prepare_chunk_offsets_fastcall(PyObject*, PyObject* const* args, Py_ss
 }
 
 const char* const kIndicesDoc = R"doc(prepare_chunk_indices(cu_seqlens, chunk_size, cu_seqlens_cpu=None, *, out=None)
+--
 
 FLA's chunk_indices (SPEC Part 2), computed by chunkmeta's fast implementation:
 one row (i, j) per chunk of chunk_size tokens, i the sequence (an empty one has
@@ -343,6 +345,7 @@ Raises chunkmeta.InvalidWorkload with the code, field and index of the broken
 rule, TypeError for an argument of another kind.)doc";
 
 const char* const kOffsetsDoc = R"doc(prepare_chunk_offsets(cu_seqlens, chunk_size, cu_seqlens_cpu=None, *, out=None)
+--
 
 FLA's chunk_offsets (SPEC Part 2), computed by chunkmeta's fast implementation:
 B + 1 int64 entries, offsets[0] = 0 and offsets[i + 1] = offsets[i] +
@@ -411,6 +414,10 @@ double fla_into_nanoseconds(std::int64_t chunk_size, py::handle cu_seqlens, int 
 }  // namespace
 
 void add_dropins(py::module_& m) {
+  // Each docstring starts with its signature in CPython's form ("name(...)\n--\n\n"):
+  // inspect.signature() reads it, as for the fast-call functions above.
+  py::options options;
+  options.disable_function_signatures();
   if (PyModule_AddFunctions(m.ptr(), fastcall_methods) != 0) throw py::error_already_set();
   m.def(
       "max_output_sizes",
@@ -420,9 +427,10 @@ void add_dropins(py::module_& m) {
         return py::make_tuple(sizes.value().cu_chunk_seqlen, sizes.value().seq_idx, sizes.value().last_chunk_indices);
       },
       py::arg("max_tokens"), py::arg("max_rows"), py::arg("chunk_size"),
-      R"doc(max_output_sizes(max_tokens, max_rows, chunk_size) -> (cu_chunk_seqlen, seq_idx, last_chunk_indices)
+      R"doc(max_output_sizes(max_tokens, max_rows, chunk_size)
+--
 
-Buffer sizes that hold compute_chunk_metadata's results for every prefill step
+Returns (cu_chunk_seqlen, seq_idx, last_chunk_indices): buffer sizes that hold compute_chunk_metadata's results for every prefill step
 of an engine whose steps have at most max_tokens new tokens (its max batched
 tokens) and max_rows requests, at chunk_size: size the out= buffers once.)doc");
   m.def(
@@ -433,9 +441,10 @@ tokens) and max_rows requests, at chunk_size: size the out= buffers once.)doc");
         return py::make_tuple(sizes.value().chunks, sizes.value().offsets);
       },
       py::arg("max_tokens"), py::arg("max_sequences"), py::arg("chunk_size"),
-      R"doc(fla_max_output_sizes(max_tokens, max_sequences, chunk_size) -> (chunk_indices_rows, chunk_offsets_entries)
+      R"doc(fla_max_output_sizes(max_tokens, max_sequences, chunk_size)
+--
 
-Buffer sizes that hold prepare_chunk_indices' rows and prepare_chunk_offsets'
+Returns (chunk_indices_rows, chunk_offsets_entries): buffer sizes that hold prepare_chunk_indices' rows and prepare_chunk_offsets'
 entries for every step with at most max_tokens tokens and max_sequences
 sequences at chunk_size: size the out= buffers once.)doc");
   m.def("_fast_into_nanoseconds", &fast_into_nanoseconds, py::arg("chunk_size"), py::arg("num_computed_tokens"),

@@ -38,6 +38,26 @@ case "$installed" in
   *) fail "chunkmeta imports from $installed, not from the venv $work/venv" ;;
 esac
 
+for typed in py.typed _chunkmeta.pyi; do
+  [ -f "$(dirname "$installed")/$typed" ] || fail "the installed package has no $typed"
+done
+echo "ok: the installed package ships py.typed and _chunkmeta.pyi"
+
+# Without numpy or torch (a venv of its own, no system packages): the drop-ins and check() on lists.
+"$python" -m venv "$work/bare"
+"$work/bare/bin/python" -m pip install --no-index --quiet "$wheel" > "$work/pip-bare.log" 2>&1 ||
+  { cat "$work/pip-bare.log"; fail "pip install of the wheel into a venv without numpy failed"; }
+"$work/bare/bin/python" - <<'PY' || fail "chunkmeta without numpy or torch"
+import sys
+import chunkmeta
+assert "numpy" not in sys.modules and "torch" not in sys.modules
+assert chunkmeta.compute_chunk_metadata(4, 1, [0], [0, 5]) == ([0, 4, 5], [0, 0], [1])
+def reference(chunk_size, num_prefills, computed, query_start_loc):
+    return chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, list(computed), list(query_start_loc))
+assert chunkmeta.check(reference, cases=50, seed=1, database=None, corpus=[]).passed
+print("ok: without numpy or torch, the drop-ins and check() work on lists")
+PY
+
 # conftest.py checks again, inside pytest, that every test uses the venv's package.
 CHUNKMETA_EXPECTED_PACKAGE_ROOT="$work/venv/" CHUNKMETA_REPORT_DIR="$work/reports" PYTHONDONTWRITEBYTECODE=1 \
   "$work/venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir="$source_dir" \
