@@ -240,8 +240,16 @@ std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argumen
   PyObject* sequence = value.ptr();
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
   PyObject** items = PySequence_Fast_ITEMS(sequence);
+  // A list's items as they were, held, once Python code may run: an item's
+  // __index__ can empty or refill the list, freeing the items read here.
+  py::object snapshot;
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!snapshot && PyList_Check(sequence) && !PyLong_CheckExact(items[i])) {
+      snapshot = py::reinterpret_steal<py::object>(PyList_AsTuple(sequence));
+      if (!snapshot) throw py::error_already_set();
+      items = PySequence_Fast_ITEMS(snapshot.ptr());
+    }
     PyObject* item = items[i];
     if (PyLong_CheckExact(item)) {  // the common case, without building the argument's name
       int overflow = 0;
@@ -294,6 +302,12 @@ std::int64_t to_int64(py::handle value, const char* argument) {
   return wide;
 }
 
+namespace {
+thread_local int tensors_in_use = 0;
+}  // namespace
+
+bool tensor_memory_in_use() { return tensors_in_use > 0; }
+
 InputArray::InputArray(py::handle value, const char* argument, bool int64_allowed) {
   const char* wanted = int64_allowed ? "an int32 or int64 CPU tensor" : "an int32 CPU tensor";
   if (is_tensor(value)) {
@@ -304,6 +318,7 @@ InputArray::InputArray(py::handle value, const char* argument, bool int64_allowe
     const TensorMemory memory = tensor_memory(value, argument, type_, 1, wanted);
     data_ = memory.data;
     size_ = static_cast<std::size_t>(memory.rows);
+    ++tensors_in_use;
     return;
   }
   if (is_list_or_tuple(value)) {
@@ -338,6 +353,7 @@ InputArray::InputArray(py::handle value, const char* argument, bool int64_allowe
 
 InputArray::~InputArray() {
   if (holds_buffer_) PyBuffer_Release(&buffer_);
+  if (kind_ == ArrayKind::torch) --tensors_in_use;
 }
 
 std::vector<std::int64_t> InputArray::widened() const {
@@ -509,6 +525,8 @@ OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, int colum
     const TensorMemory memory = tensor_memory(value, name, type, columns, wanted);
     data_ = memory.data;
     rows_ = memory.rows;
+    tensor_ = true;
+    ++tensors_in_use;
     return;
   }
   if (!PyObject_CheckBuffer(value.ptr())) type_error(std::string(name) + " must be " + wanted + ", not " + type_name(value));
@@ -529,6 +547,27 @@ OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, int colum
 
 OutBuffer::~OutBuffer() {
   if (holds_buffer_) PyBuffer_Release(&buffer_);
+  if (tensor_) --tensors_in_use;
+}
+
+void refuse_overlaps(std::initializer_list<Region> outputs, std::initializer_list<Region> inputs) {
+  const auto overlap = [](const Region& a, const Region& b) {
+    const auto* a0 = static_cast<const std::byte*>(a.data);
+    const auto* b0 = static_cast<const std::byte*>(b.data);
+    return a.bytes > 0 && b.bytes > 0 && a0 < b0 + b.bytes && b0 < a0 + a.bytes;
+  };
+  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
+    for (auto other = outputs.begin(); other != out; ++other) {
+      if (overlap(*out, *other))
+        throw py::value_error(std::string(out->name) + " overlaps " + other->name +
+                              ": each output needs memory of its own");
+    }
+    for (const auto& input : inputs) {
+      if (overlap(*out, input))
+        throw py::value_error(std::string(out->name) + " overlaps the input " + input.name +
+                              ": the outputs cannot be written over what is being read");
+    }
+  }
 }
 
 py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, IntType type) {

@@ -128,7 +128,25 @@ class OutBuffer {
   int columns_ = 1;
   Py_buffer buffer_{};
   bool holds_buffer_ = false;
+  bool tensor_ = false;
 };
+
+// Whether this thread reads or writes a tensor's memory (an InputArray or an
+// OutBuffer of a tensor is alive): the GIL must then stay held, as another
+// thread could give the tensor other storage (t.set_()) and free this one.
+// A buffer's export, or our own results, keep their memory however long.
+bool tensor_memory_in_use();
+
+// A range of memory an argument names, for refuse_overlaps().
+struct Region {
+  const void* data;
+  std::size_t bytes;
+  const char* name;
+};
+// ValueError when an output overlaps another output or an input: the library
+// writes each output whole, reading the inputs meanwhile, so overlapping
+// memory would give wrong metadata without a word.
+void refuse_overlaps(std::initializer_list<Region> outputs, std::initializer_list<Region> inputs);
 
 // An argument for the function under test, as the engine would pass it.
 py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, IntType type = IntType::int32);

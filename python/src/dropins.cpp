@@ -85,11 +85,16 @@ constexpr std::int64_t kReleaseGilAbove = 4096;
 
 template <typename Compute>
 auto without_gil_if_large(std::int64_t entries, Compute&& compute) {
-  if (entries > kReleaseGilAbove) {
+  if (entries > kReleaseGilAbove && !tensor_memory_in_use()) {
     py::gil_scoped_release unlocked;
     return compute();
   }
   return compute();
+}
+
+template <typename Int>
+Region region(std::span<Int> values, const char* name) {
+  return {values.data(), values.size_bytes(), name};
 }
 
 // --- Mamba: compute_chunk_metadata ---
@@ -154,6 +159,11 @@ py::object compute_into(const BasicWorkloadView<Int>& view, py::handle out) {
   const OutBuffer cu(buffers[0], "out[0] (cu_chunk_seqlen)", IntType::int32);
   const OutBuffer seq(buffers[1], "out[1] (seq_idx)", IntType::int32);
   const OutBuffer last(buffers[2], "out[2] (last_chunk_indices)", IntType::int32);
+  refuse_overlaps({region(cu.entries<std::int32_t>(), "out[0] (cu_chunk_seqlen)"),
+                   region(seq.entries<std::int32_t>(), "out[1] (seq_idx)"),
+                   region(last.entries<std::int32_t>(), "out[2] (last_chunk_indices)")},
+                  {region(view.num_computed_tokens, "num_computed_tokens_p_cpu"),
+                   region(view.query_start_loc, "query_start_loc_p_cpu")});
   const auto written = write_outputs(view, {cu.entries<std::int32_t>(), seq.entries<std::int32_t>(),
                                             last.entries<std::int32_t>()});
   if (!written.ok()) raise_invalid(written.error());
@@ -267,6 +277,7 @@ py::object prepare_chunk_indices(py::handle cu_seqlens, py::handle chunk_size, p
     };
     if (!out.is_none()) {
       const OutBuffer buffer(out, "out (chunk_indices)", type, 2);
+      refuse_overlaps({region(buffer.entries<Int>(), "out (chunk_indices)")}, {region(view.cu_seqlens, "cu_seqlens")});
       const auto written = write(buffer.entries<Int>());
       if (!written.ok()) raise_invalid(written.error());
       return py::int_(written.value());
@@ -292,6 +303,8 @@ py::object prepare_chunk_offsets(py::handle cu_seqlens, py::handle chunk_size, p
     };
     if (!out.is_none()) {
       const OutBuffer buffer(out, "out (chunk_offsets)", IntType::int64);
+      refuse_overlaps({region(buffer.entries<std::int64_t>(), "out (chunk_offsets)")},
+                      {region(view.cu_seqlens, "cu_seqlens")});
       const auto written = write(buffer.entries<std::int64_t>());
       if (!written.ok()) raise_invalid(written.error());
       return py::int_(written.value());

@@ -365,3 +365,42 @@ print("ok")
 """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_an_index_that_empties_the_input_list_is_read_as_the_list_was():
+    values = [0]
+
+    class EmptiesTheList:
+        def __index__(self):
+            values.clear()
+            values.extend(range(1000))
+            return 5
+
+    query_start_loc = [0, EmptiesTheList()]
+    assert chunkmeta.compute_chunk_metadata(4, 1, values, query_start_loc) == ([0, 4, 5], [0, 0], [1])
+
+
+def test_out_buffers_that_overlap_each_other_or_an_input_are_refused():
+    import numpy
+    block = numpy.zeros(64, dtype=numpy.int32)
+    computed = numpy.array([0], dtype=numpy.int32)
+    starts = numpy.array([0, 5], dtype=numpy.int32)
+    with pytest.raises(ValueError, match=r"out\[1\] \(seq_idx\) overlaps out\[0\] \(cu_chunk_seqlen\)"):
+        chunkmeta.compute_chunk_metadata(4, 1, computed, starts, out=(block[0:10], block[5:15], block[20:30]))
+    with pytest.raises(ValueError, match="overlaps the input query_start_loc_p_cpu"):
+        chunkmeta.compute_chunk_metadata(4, 1, computed, starts, out=(starts, block[0:10], block[20:30]))
+    cu = numpy.array([0, 5], dtype=numpy.int32)
+    with pytest.raises(ValueError, match="overlaps the input cu_seqlens"):
+        chunkmeta.prepare_chunk_indices(cu, 4, out=cu.reshape(1, 2))
+    # Distinct memory is fine.
+    assert chunkmeta.compute_chunk_metadata(4, 1, computed, starts, out=(block[0:10], block[10:20], block[20:30])) \
+        == (3, 2, 1)
+
+
+def test_a_read_only_numpy_out_buffer_is_refused():
+    import numpy
+    read_only = numpy.zeros(10, dtype=numpy.int32)
+    read_only.flags.writeable = False
+    with pytest.raises(TypeError, match="read-only"):
+        chunkmeta.compute_chunk_metadata(4, 1, [0], [0, 5], out=(read_only, numpy.zeros(10, numpy.int32),
+                                                                 numpy.zeros(10, numpy.int32)))
