@@ -165,7 +165,9 @@ PluginName split_plugin_name(const std::string& text) {
 }
 
 std::variant<std::vector<Implementation>, std::string> load_plugin(const std::string& text) {
-  const auto [path, wanted] = split_plugin_name(text);
+  const PluginName named = split_plugin_name(text);
+  const std::string& path = named.path;
+  const std::string& wanted = named.name;  // empty: every implementation
   // Kept loaded for the life of the process: implementations point into it.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return "cannot load plugin " + path + ": " + dlerror();

@@ -16,6 +16,7 @@
 #include <optional>
 #include <utility>
 
+#include "chunkmeta/harness/answer_stream.hpp"
 #include "chunkmeta/harness/call_budget.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/spec.hpp"
@@ -81,50 +82,6 @@ class Tail {
   std::size_t limit_;
   std::string text_;
 };
-
-std::string shorten(const std::string& line, std::size_t limit = 400) {
-  if (line.size() <= limit) return line;
-  return line.substr(0, limit) + "... (" + std::to_string(line.size()) + " bytes in all)";
-}
-
-// {"failure": {"kind", "summary", "detail"}}: the implementation could not
-// answer (a Python exception, a plugin that broke the ABI behind a relay).
-Misbehaviour failure_answer(const Json& failure) {
-  const auto text = [&](const char* key) {
-    return failure.is_object() && failure.contains(key) && failure[key].is_string() ? failure[key].get<std::string>()
-                                                                                    : std::string();
-  };
-  Misbehaviour m{FindingKind::raised, text("summary"), text("detail")};
-  for (auto kind : {FindingKind::malformed_output, FindingKind::crashed, FindingKind::timed_out,
-                    FindingKind::missing_output}) {
-    if (text("kind") == to_string(kind)) m.kind = kind;
-  }
-  if (m.summary.empty()) m.summary = "could not answer: " + shorten(dump_line(failure));
-  return m;
-}
-
-// Where the first answer in `buffer` ends: its line, and the payload after it
-// if the line is an int32le header (json.hpp). The search for the newline
-// starts at `from` (bytes before it hold none, or are the header itself).
-struct Frame {
-  std::size_t newline = std::string_view::npos;  // npos: no whole line yet
-  std::size_t end = 0;                           // just past the answer; 0: not whole yet
-  bool binary = false;
-};
-
-Frame first_frame(std::string_view buffer, std::size_t from) {
-  Frame frame;
-  frame.newline = buffer.find('\n', from);
-  if (frame.newline == std::string_view::npos) return frame;
-  std::size_t end = frame.newline + 1;
-  if (const auto payload = int32le_payload_bytes(buffer.substr(0, frame.newline))) {
-    if (buffer.size() - end < *payload) return frame;
-    end += *payload;
-    frame.binary = true;
-  }
-  frame.end = end;
-  return frame;
-}
 
 // The read end of a pipe whose write end only this process holds (close-on-
 // exec, never closed): when this process ends, however it ends (a SIGKILL from
@@ -267,8 +224,7 @@ struct Subprocess::State {
   int from_child = -1;  // its stdout
   int errors = -1;      // its stderr
   int control = -1;     // its guard's control pipe (Child::control)
-  std::string inbuf;    // stdout bytes not yet split into answers
-  std::size_t inbuf_scanned = 0;  // of inbuf, bytes known to end no answer yet
+  std::optional<AnswerDecoder> decoder;  // its stdout, as answers (answer_stream.hpp)
   Tail stderr_tail{4096};
   std::uint64_t next_id = 0;  // ids are unique over the life of the harness
   CallBudget budget;  // how long a workload may take before it counts as a hang (call_budget.hpp)
@@ -284,7 +240,6 @@ struct Subprocess::State {
   void answered(const Workload& workload, double seconds) {
     if (!awaiting_first_answer) budget.measured(units_of(workload), seconds);
   }
-  enum class Ids { unknown, echoed, absent } ids = Ids::unknown;
   std::optional<std::string> start_error;
 
   bool running() const { return pid > 0; }
@@ -478,9 +433,7 @@ struct Subprocess::State {
     errors = child->errors;
     control = child->control;
     awaiting_first_answer = !warm;
-    inbuf.clear();
-    inbuf_scanned = 0;
-    ids = Ids::unknown;
+    decoder->reset();
     start_error.reset();
     ++stats.starts;
     while (restart && spares.size() < kSpares) {
@@ -581,9 +534,10 @@ struct Subprocess::State {
   // A probe (the empty batch) answered first and promptly means it skipped. Not
   // for a program known not to echo ids: its late answer could pass for the probe's.
   bool answers_probe(double wait_seconds) {
-    if (ids == Ids::absent || to_child < 0 || from_child < 0) return false;
+    if (decoder->ids_absent() || to_child < 0 || from_child < 0) return false;
     const std::uint64_t probe_id = next_id++;
     const std::string line = encode(Workload{}, probe_id);
+    std::string pending = decoder->pending();  // the process is ended after the probe, whatever it says
     const auto deadline = Clock::now() + std::chrono::duration<double>(wait_seconds);
     const auto ms_left = [&] {
       return std::max(0, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
@@ -602,14 +556,12 @@ struct Subprocess::State {
       const ssize_t got = read(from_child, buf, sizeof buf);
       if (got == 0) return false;
       if (got < 0) continue;
-      inbuf.append(buf, static_cast<std::size_t>(got));
-      if (const Frame frame = first_frame(inbuf, 0); frame.end != 0) {
-        const std::string_view text(inbuf);
+      pending.append(buf, static_cast<std::size_t>(got));
+      if (const Frame frame = first_frame(pending); frame.end != 0) {
+        const std::string_view text(pending);
         const auto answer = frame.binary ? parse_int32le_answer(*spec, text.substr(0, frame.newline),
                                                                 text.substr(frame.newline + 1, frame.end - frame.newline - 1))
                                          : parse_result_line(*spec, text.substr(0, frame.newline));
-        inbuf.erase(0, frame.end);
-        inbuf_scanned = 0;
         // Any other answer first: the due answer came late (slow, not skipping).
         return answer && answer->id == probe_id;
       }
@@ -617,21 +569,30 @@ struct Subprocess::State {
     return false;
   }
 
-  // Reads what the process has already written, without waiting; false once
-  // its output is closed or broken (the batch then finds out how it ended).
-  bool read_available() {
+  // Output waiting when no answer is due, read without waiting: after a
+  // batch's last answer (a repeated answer is usually written with it), or
+  // before a batch is sent (read late). It answers nothing asked.
+  std::optional<Misbehaviour> unasked_output(bool after_last_answer) {
     char buf[1 << 16];
-    while (true) {
+    while (decoder->pending().size() <= options.answer_allowance_bytes) {
       const ssize_t got = read(from_child, buf, sizeof buf);
-      if (got > 0) {
-        inbuf.append(buf, static_cast<std::size_t>(got));
-        if (inbuf.size() > options.answer_allowance_bytes) return true;
-        continue;
-      }
-      return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      if (got <= 0) break;  // nothing more now, or closed (the next read finds out how it ended)
+      decoder->hold(std::string_view(buf, static_cast<std::size_t>(got)));
     }
+    if (!decoder->holds_unasked_output()) return std::nullopt;
+    return Misbehaviour{FindingKind::malformed_output,
+                        after_last_answer ? "printed more after its answer to this workload, the last it was sent "
+                                            "(an extra or repeated line)"
+                                          : "printed output after its last answer, before it was sent this workload "
+                                            "(an extra or repeated line)",
+                        "the output: " + shortened_line(decoder->pending())};
   }
-  bool holds_unasked_output() const { return inbuf.find_first_not_of(" \r\n") != std::string::npos; }
+
+  // `m` with this process's evidence (its command and the end of its stderr) after its own.
+  Misbehaviour with_evidence(Misbehaviour m) const {
+    m.detail = m.detail.empty() ? evidence() : m.detail + "\n" + evidence();
+    return m;
+  }
 
   std::string encode(const Workload& w, std::uint64_t id) const {
     return request_line(id, *spec, w) + '\n';
@@ -641,6 +602,7 @@ struct Subprocess::State {
 Subprocess::Subprocess(SubprocessOptions options, const Spec& spec) : state_(std::make_unique<State>()) {
   state_->options = std::move(options);
   state_->spec = &spec;
+  state_->decoder.emplace(spec);
   state_->budget = CallBudget(state_->options.timeout_seconds);
 }
 
@@ -707,86 +669,8 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     }
     return answers;
   };
-  // Output left over from before this batch (a line printed after its last
-  // answer, read late) answers nothing this batch asks.
-  if (s.read_available() && s.holds_unasked_output()) {
-    return fail(s.misbehaviour(FindingKind::malformed_output,
-                               "printed output after its last answer, before it was sent this workload "
-                               "(an extra or repeated line)",
-                               "the output: " + shorten(s.inbuf)),
-                true);
-  }
-
-  // Reads one answer (a line, or an int32le header and its payload); sets
-  // `stop` when the stream can no longer be trusted.
-  const auto take_line = [&](const std::string& line, std::optional<std::string_view> payload,
-                             std::optional<Misbehaviour>& stop) {
-    const auto decode_start = Clock::now();
-    bool has_id = false;
-    std::optional<std::uint64_t> id;
-    std::optional<Answer> answer;
-    // The common answers, without a DOM.
-    if (auto result = payload ? parse_int32le_answer(*s.spec, line, *payload) : parse_result_line(*s.spec, line)) {
-      has_id = result->id.has_value();
-      id = result->id;
-      answer = Outcome(std::move(result->arrays));
-    } else {
-      if (nests_deeper_than(line)) {
-        stop = s.misbehaviour(FindingKind::malformed_output,
-                              "printed a line nested more than " + std::to_string(kMaxJsonDepth) + " deep",
-                              "the line: " + shorten(line));
-        s.stats.decode_seconds += seconds_since(decode_start);
-        return;
-      }
-      const Json value = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-      const bool parsed = !value.is_discarded();
-      if (!parsed || !value.is_object()) {
-        stop = s.misbehaviour(FindingKind::malformed_output,
-                              parsed ? "printed a line that is not a JSON object" : "printed a line that is not JSON",
-                              "the line: " + shorten(line));
-        s.stats.decode_seconds += seconds_since(decode_start);
-        return;
-      }
-      has_id = value.contains("id");
-      if (has_id && value["id"].is_number_unsigned()) id = value["id"].get<std::uint64_t>();
-      if (value.contains("failure")) {
-        answer = failure_answer(value["failure"]);
-      } else if (auto outcome = parse_outcome(*s.spec, value)) {
-        answer = std::move(*outcome);
-      } else {
-        answer = s.misbehaviour(FindingKind::malformed_output,
-                                "printed an answer that is neither a result nor an error of the protocol",
-                                "the line: " + shorten(line));
-      }
-    }
-    s.stats.decode_seconds += seconds_since(decode_start);
-    // Ids: echoed answers are matched exactly; a program that does not echo is read in order.
-    const std::size_t expected = answers.size();
-    if (s.ids == State::Ids::unknown) s.ids = has_id ? State::Ids::echoed : State::Ids::absent;
-    if (s.ids == State::Ids::echoed) {
-      if (!id) {
-        stop = s.misbehaviour(FindingKind::malformed_output, "printed an answer without the id of its workload",
-                              "the line: " + shorten(line));
-        return;
-      }
-      if (*id < base + expected || *id >= base + sent) {
-        stop = s.misbehaviour(FindingKind::malformed_output,
-                              "printed an answer for id " + std::to_string(*id) + " while the answer for id " +
-                                  std::to_string(base + expected) + " was due (an extra or repeated line)",
-                              "the line: " + shorten(line));
-        return;
-      }
-      const auto index = static_cast<std::size_t>(*id - base);
-      for (std::size_t skipped = expected; skipped < index; ++skipped) {
-        answers.push_back(s.misbehaviour(FindingKind::missing_output,
-                                         "gave no answer for this workload: the answer to the next one (id " +
-                                             std::to_string(*id) + ") came instead of id " +
-                                             std::to_string(base + skipped)));
-      }
-    }
-    answers.push_back(std::move(*answer));
-    ++s.stats.answers;
-  };
+  s.decoder->begin_batch(base);
+  if (auto early = s.unasked_output(false)) return fail(s.with_evidence(std::move(*early)), true);
 
   while (answers.size() < workloads.size()) {
     // Keep up to `window` lines in flight.
@@ -874,44 +758,22 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       char buf[1 << 16];
       const ssize_t got = read(s.from_child, buf, sizeof buf);
       if (got > 0) {
-        s.inbuf.append(buf, static_cast<std::size_t>(got));
-        std::size_t line_start = 0;
-        std::optional<Misbehaviour> stop;
-        while (!stop) {
-          const std::string_view rest = std::string_view(s.inbuf).substr(line_start);
-          const Frame frame = first_frame(rest, s.inbuf_scanned);
-          if (frame.end == 0) {
-            // Next time, search on from here: past bytes without a newline, or at a header awaiting its payload.
-            s.inbuf_scanned = frame.newline == std::string_view::npos ? rest.size() : frame.newline;
-            break;
-          }
-          s.inbuf_scanned = 0;
-          const std::string line(rest.substr(0, frame.newline));
-          std::optional<std::string_view> payload;
-          if (frame.binary) payload = rest.substr(frame.newline + 1, frame.end - frame.newline - 1);
-          line_start += frame.end;
-          if (!frame.binary && (line.empty() || line == "\r")) continue;
-          if (answers.size() >= sent) {
-            stop = s.misbehaviour(FindingKind::malformed_output,
-                                  sent == workloads.size()
-                                      ? "printed a line after answering every workload it was sent (an extra or "
-                                        "repeated answer)"
-                                      : "printed a line before it was sent a workload to answer",
-                                  "the line: " + shorten(line));
-            break;
-          }
-          take_line(line, payload, stop);
-          if (!answers.empty()) s.answered(workloads[answers.size() - 1], seconds_since(last_progress));
-          s.awaiting_first_answer = false;
-          last_progress = Clock::now();
-        }
-        if (stop) return fail(std::move(*stop), true);
-        s.inbuf.erase(0, line_start);
+        const auto decode_start = Clock::now();
+        const std::size_t before = answers.size();
+        auto stop = s.decoder->take(std::string_view(buf, static_cast<std::size_t>(got)), sent, workloads.size(),
+                                    answers, [&](std::size_t index) {
+                                      s.answered(workloads[index], seconds_since(last_progress));
+                                      s.awaiting_first_answer = false;
+                                      last_progress = Clock::now();
+                                    });
+        s.stats.answers += static_cast<long long>(answers.size() - before);
+        s.stats.decode_seconds += seconds_since(decode_start);
+        if (stop) return fail(s.with_evidence(std::move(*stop)), true);
         const std::size_t due = std::min(answers.size(), workloads.size() - 1);  // whose answer the bytes begin
         const double due_units = pending_units_of == due ? pending_units : s.units_of(workloads[due]);
-        if (const std::size_t limit = s.answer_limit(due_units); s.inbuf.size() > limit) {
+        if (const std::size_t limit = s.answer_limit(due_units); s.decoder->pending().size() > limit) {
           return fail(s.misbehaviour(FindingKind::malformed_output,
-                                     "printed " + std::to_string(s.inbuf.size()) +
+                                     "printed " + std::to_string(s.decoder->pending().size()) +
                                          " bytes without ending its answer, more than an answer to this workload "
                                          "can take (" + std::to_string(limit) + " bytes)"),
                       true);
@@ -926,6 +788,10 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
                     false);
       }
     }
+  }
+  // The answers are in: what the process printed right behind the last one is its misbehaviour.
+  if (s.running()) {
+    if (auto extra = s.unasked_output(true)) return fail(s.with_evidence(std::move(*extra)), true);
   }
   return answers;
 }
