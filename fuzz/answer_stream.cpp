@@ -44,13 +44,16 @@ Decoded decode(const Spec& spec, std::string_view output, std::size_t batch, std
     if (index != told++ && index + 1 != decoded.answers.size()) fail("told of an answer out of order", output);
     if (index >= decoded.answers.size()) fail("told of an answer it did not give", output);
   };
-  for (std::size_t at = 0; at < output.size() && !decoded.stop && decoded.answers.size() < batch;) {
+  std::size_t at = 0;
+  while (at < output.size() && !decoded.stop && decoded.answers.size() < batch) {
     const std::size_t piece = step == 0 ? output.size() - at : std::min(step, output.size() - at);
     decoded.stop = decoder.take(output.substr(at, piece), batch, batch, decoded.answers, answered);
     if (decoded.answers.size() > batch) fail("gave a batch more answers than it has workloads", output);
     at += piece;
   }
-  // As the door does before its next batch: output after the last answer is a misbehaviour.
+  // As the door does once the batch is answered: what is already written is
+  // read without decoding, and anything but blank lines is a misbehaviour.
+  if (!decoded.stop) decoder.hold(output.substr(at));
   if (!decoded.stop && decoded.answers.size() == batch && decoder.holds_unasked_output())
     decoded.stop = Misbehaviour{FindingKind::malformed_output, "printed output after its last answer", ""};
   return decoded;
