@@ -20,7 +20,7 @@ double CallBudget::limit(double units) const {
   if (forced_ > 0) return std::min(timeout_, forced_);
   switch (rule()) {
     case Rule::after_hang: return std::min(timeout_, std::max(0.5, 10 * slowest_));
-    case Rule::by_size: return std::min(timeout_, std::max(2.0, 20 * unit_seconds_ * units));
+    case Rule::by_size: return std::min(timeout_, by_size(units));
     case Rule::whole: break;
   }
   return timeout_;
@@ -28,7 +28,7 @@ double CallBudget::limit(double units) const {
 
 std::string_view CallBudget::why_adapted(double units) const {
   if (limit(units) >= timeout_) return "";
-  if (forced_ > 0) return " (asked again after a timeout: twice the limit that ran out)";
+  if (forced_ > 0) return " (asked again after a timeout, with a longer limit)";
   switch (rule()) {
     case Rule::after_hang:
       return shrinking_ ? " (while shrinking: 10x its slowest answer)" : " (after an earlier timeout: 10x its slowest answer)";
@@ -44,8 +44,10 @@ void CallBudget::measured(double units, double seconds) {
   unit_seconds_ = std::max(unit_seconds_, seconds / std::max(1.0, units));
 }
 
-double CallBudget::confirmation_limit(double expired) const {
-  return std::min(timeout_, std::max(1.0, 2 * expired));
+double CallBudget::by_size(double units) const { return std::max(2.0, 20 * unit_seconds_ * units); }
+
+double CallBudget::confirmation_limit(double expired, double units) const {
+  return std::min(timeout_, 2 * std::max(expired, by_size(units)));
 }
 
 }  // namespace chunkmeta::harness

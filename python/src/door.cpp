@@ -202,8 +202,9 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
       });
   out.implementation.rejects_invalid_input = !valid_only;
   out.implementation.shrinking = [state](bool shrinking) { state->budget.set_shrinking(shrinking); };
-  out.implementation.confirm = [state, compute = out.implementation.compute](const Workload& w, double expired) {
-    state->budget.force(state->budget.confirmation_limit(expired));
+  out.implementation.confirm = [state, &spec, compute = out.implementation.compute](const Workload& w,
+                                                                                     double expired) {
+    state->budget.force(state->budget.confirmation_limit(expired, harness::CallBudget::units_of(spec, w)));
     Answer answer = compute(w);
     state->budget.force(0);
     return answer;

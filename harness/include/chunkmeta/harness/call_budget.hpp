@@ -12,8 +12,9 @@
 //   needs.
 // A limit that expired is re-confirmed before it counts as a finding (a busy
 // machine stalls correct code too): the workload is asked once more with
-// confirmation_limit(), twice the limit that expired and at least 1 s, within
-// the whole timeout; forced() gives that call exactly that limit.
+// confirmation_limit(), twice the limit that expired and at least twice what
+// a fresh call of its size gets (so at least 4 s), within the whole timeout;
+// force() gives that call exactly that limit.
 #pragma once
 
 #include <string_view>
@@ -42,8 +43,8 @@ class CallBudget {
   void set_shrinking(bool shrinking) { shrinking_ = shrinking; }
   bool shrinking() const { return shrinking_; }
 
-  // The limit for asking again a workload whose limit of `expired` seconds ran out.
-  double confirmation_limit(double expired) const;
+  // The limit for asking again a workload of `units` whose limit of `expired` seconds ran out.
+  double confirmation_limit(double expired, double units) const;
   // While set (> 0), every call gets exactly this limit (a re-confirmation); 0: the policy again.
   void force(double seconds) { forced_ = seconds; }
 
@@ -52,6 +53,7 @@ class CallBudget {
  private:
   enum class Rule { whole, after_hang, by_size };
   Rule rule() const;
+  double by_size(double units) const;  // 20x the measured cost of the size, at least 2 s
 
   double timeout_ = 0;
   double forced_ = 0;
