@@ -216,12 +216,22 @@ class Round {
     return m != nullptr && m->kind == harness::FindingKind::timed_out;
   }
 
+  // Whether an earlier property of this run reported a timeout, confirmed: the
+  // verdict is then NOT VERIFIED whatever comes, and a re-confirmation (4 s or
+  // more each) would only cost time, property after property of a real hang.
+  bool timeout_confirmed_before() const {
+    if (known_ == nullptr) return false;
+    return std::any_of(known_->begin(), known_->end(), [](const Counterexample& cx) {
+      return cx.finding.kind == harness::FindingKind::timed_out && cx.status == harness::kMinimal;
+    });
+  }
+
   // A timeout counts only when it holds: the workload is asked once more with
   // a longer limit (the door's harness::CallBudget::confirmation_limit). An answer then is
   // judged like any other, and the call is counted as slow; a second timeout
   // is the finding, saying it was asked twice.
   void reconfirm_timeouts(std::span<const Workload> asks, std::vector<Answer>& answers) {
-    if (!impl_.confirm) return;
+    if (!impl_.confirm || timeout_confirmed_before()) return;
     for (std::size_t a = 0; a < answers.size(); ++a) {
       if (!timed_out(answers[a])) continue;
       const double expired = std::get<harness::Misbehaviour>(answers[a]).limit_seconds;
