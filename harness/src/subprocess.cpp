@@ -526,8 +526,7 @@ struct Subprocess::State {
   }
 
   Misbehaviour misbehaviour(FindingKind kind, std::string summary, std::string extra = {}) const {
-    std::string detail = extra.empty() ? evidence() : extra + "\n" + evidence();
-    return Misbehaviour{kind, std::move(summary), std::move(detail)};
+    return with_evidence(Misbehaviour{kind, std::move(summary), std::move(extra)});
   }
 
   // After a timeout with every line sent whole: stuck, or did it skip the line?
