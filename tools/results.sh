@@ -122,7 +122,9 @@ done
     elif [ -f "$out" ]; then  # a section not re-run keeps its last figures, marked as such
       awk -v title="$(case $name in library) echo 'Library (C++)';; python) echo 'Python drop-ins';; throughput) echo 'Throughput of check, per door';; report) echo 'Time to a report';; fuzz) echo 'Fuzzing';; coverage) echo 'Coverage of lib/';; esac)" '
         $0 == "## " title {show = 1; print; print ""; print "(From an earlier run: not re-run this time.)"; next}
-        show && /^## / {show = 0} show' "$out"
+        show && /^## / {show = 0}
+        show && /^\(From an earlier run/ {getline; next}  # the old marker and its blank line: one marker, not one per re-run
+        show' "$out"
     fi
   done
 } > "$work/results.md"
