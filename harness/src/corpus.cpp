@@ -52,7 +52,6 @@ std::vector<std::filesystem::path> expand(const std::vector<std::filesystem::pat
     if (std::filesystem::is_directory(input, ec)) {
       // A folder that cannot be read is listed itself: loading it says so, as an unreadable entry.
       std::filesystem::recursive_directory_iterator item(input, ec), end;
-      if (ec) files.push_back(input);
       for (; !ec && item != end; item.increment(ec)) {
         std::error_code type_error;
         if (item->is_directory(type_error) && access(item->path().c_str(), R_OK | X_OK) != 0) {

@@ -623,10 +623,8 @@ void Subprocess::start_in_background() {
 void Subprocess::set_shrinking(bool shrinking) { state_->budget.set_shrinking(shrinking); }
 
 Answer Subprocess::ask_again(const Workload& workload, double expired) {
-  state_->budget.force(state_->budget.confirmation_limit(expired, state_->units_of(workload)));
-  auto answers = run(std::span<const Workload>(&workload, 1));
-  state_->budget.force(0);
-  return std::move(answers.front());
+  return state_->budget.confirming(expired, state_->units_of(workload),
+                                   [&] { return std::move(run(std::span<const Workload>(&workload, 1)).front()); });
 }
 
 const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }

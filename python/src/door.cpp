@@ -204,10 +204,7 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
   out.implementation.shrinking = [state](bool shrinking) { state->budget.set_shrinking(shrinking); };
   out.implementation.confirm = [state, &spec, compute = out.implementation.compute](const Workload& w,
                                                                                      double expired) {
-    state->budget.force(state->budget.confirmation_limit(expired, harness::CallBudget::units_of(spec, w)));
-    Answer answer = compute(w);
-    state->budget.force(0);
-    return answer;
+    return state->budget.confirming(expired, harness::CallBudget::units_of(spec, w), [&] { return compute(w); });
   };
   return out;
 }

@@ -14,7 +14,7 @@
 // machine stalls correct code too): the workload is asked once more with
 // confirmation_limit(), twice the limit that expired and at least twice what
 // a fresh call of its size gets (so at least 4 s), within the whole timeout;
-// force() gives that call exactly that limit.
+// confirming() gives that call exactly that limit.
 #pragma once
 
 #include <string_view>
@@ -45,8 +45,15 @@ class CallBudget {
 
   // The limit for asking again a workload of `units` whose limit of `expired` seconds ran out.
   double confirmation_limit(double expired, double units) const;
-  // While set (> 0), every call gets exactly this limit (a re-confirmation); 0: the policy again.
-  void force(double seconds) { forced_ = seconds; }
+  // Runs `ask` (one call of a workload of `units` whose limit of `expired`
+  // seconds ran out) with confirmation_limit(expired, units), then returns to the policy.
+  template <typename Ask>
+  auto confirming(double expired, double units, Ask&& ask) {
+    forced_ = confirmation_limit(expired, units);
+    auto answer = ask();
+    forced_ = 0;
+    return answer;
+  }
 
   double timeout_seconds() const { return timeout_; }
 
