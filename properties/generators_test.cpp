@@ -123,6 +123,25 @@ TEST(Generators, EveryShrinkStepOfAValidWorkloadIsValid) {
   }
 }
 
+// Through a program that hangs or crashes on every batch of two rows or more,
+// each accepted step costs a restart or a timeout: the shrinker reaches the
+// simplest two-row workload in two (keep the first two rows, then every value
+// at its simplest), not one step per halving and per value.
+TEST(Shrinker, ReachesTheSimplestFailingBatchOfAFailureOfEveryBigEnoughBatchInTwoSteps) {
+  const Workload found{64, {0, 128, 5, 64, 1000, 7, 0, 3, 9, 64, 0, 1, 2, 3},
+                       {100, 110, 300, 301, 500, 900, 1000, 1001, 1500, 1600, 1700, 1800, 1900, 2000, 2100}};
+  ASSERT_FALSE(harness::mamba_spec().validate(found).has_value());
+  const auto shrunk = harness::shrink_batched(found, [](std::span<const Workload> candidates) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].rows() >= 2) return i;
+    }
+    return std::nullopt;
+  });
+  EXPECT_TRUE(shrunk.minimal);
+  EXPECT_EQ(shrunk.workload, (Workload{1, {0, 0}, {0, 0, 0}}));
+  EXPECT_EQ(shrunk.accepted, 2);
+}
+
 // Every corpus file must be readable: the fuzz encodings invert their decoders.
 TEST(FuzzInputs, EncodeThenDecodeGivesBackTheWorkload) {
   int differential = 0;

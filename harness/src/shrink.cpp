@@ -40,6 +40,26 @@ Workload with_new_tokens(const Workload& w, std::size_t row, std::int64_t tokens
   return out;
 }
 
+// A step's place in a pass: steps are listed in increasing place, so a
+// resumed pass can start at the accepted step's place (shrink_steps_resuming).
+std::tuple<int, std::int64_t, std::int64_t> place_of(const ShrinkStep& step) {
+  using Kind = ShrinkStep::Kind;
+  using Place = std::tuple<int, std::int64_t, std::int64_t>;
+  switch (step.kind) {
+    case Kind::cut_new_tokens: return Place{-1, 0, 0};
+    // Larger removals first (each count's removals, then its clears), the smallest candidates first.
+    case Kind::remove_rows: return Place{0, -2 * static_cast<std::int64_t>(step.count), static_cast<std::int64_t>(step.row)};
+    case Kind::clear_rows: return Place{0, 1 - 2 * static_cast<std::int64_t>(step.count), static_cast<std::int64_t>(step.row)};
+    case Kind::simplest_values: return Place{1, 0, 0};
+    case Kind::set_offset: return Place{2, 0, 0};
+    case Kind::set_chunk_size: return Place{3, 0, 0};
+    case Kind::set_computed:
+    case Kind::set_new_tokens: return Place{4, static_cast<std::int64_t>(step.row), 0};
+    case Kind::narrow_dtype: return Place{5, 0, 0};
+  }
+  return Place{0, 0, 0};
+}
+
 }  // namespace
 
 std::vector<ShrinkStep> shrink_steps(const Workload& w) {
@@ -93,6 +113,24 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
     }
     if (block == 1) break;
   }
+  // Keeping only the first 1, 2, 4, ... rows, among the removals by size: the
+  // smallest candidates first, so a failure of any batch of k rows or more (a
+  // hang, a crash: each accepted step a restart) takes one step, not one per halving.
+  for (std::size_t kept = 1; kept < rows; kept *= 2) steps.push_back({Kind::remove_rows, kept, rows - kept, 0});
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const ShrinkStep& a, const ShrinkStep& b) { return place_of(a) < place_of(b); });
+  steps.erase(std::unique(steps.begin(), steps.end(),
+                          [](const ShrinkStep& a, const ShrinkStep& b) {
+                            return a.kind == b.kind && a.row == b.row && a.count == b.count && a.value == b.value;
+                          }),
+              steps.end());
+
+  // Every value at once: each accepted step through an implementation that
+  // hangs or crashes on any such workload costs a restart or a timeout.
+  const bool any_tokens = std::any_of(w.num_computed_tokens.begin(), w.num_computed_tokens.end(),
+                                      [](std::int64_t c) { return c != 0; }) ||
+                          w.query_start_loc.back() != w.query_start_loc.front();
+  if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1) steps.push_back({Kind::simplest_values, 0, 0, 0});
 
   // Only differences of query_start_loc are read: move the offset toward 0.
   for (std::int64_t offset : towards(w.query_start_loc[0], 0)) steps.push_back({Kind::set_offset, 0, 0, offset});
@@ -151,6 +189,9 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
       smaller.chunk_size = step.value;
       return smaller;
     }
+    case Kind::simplest_values:
+      return Workload{1, std::vector<std::int64_t>(w.num_computed_tokens.size(), 0),
+                      std::vector<std::int64_t>(w.query_start_loc.size(), 0), w.dtype};
     case Kind::narrow_dtype: {
       Workload narrower = w;
       narrower.dtype = Dtype::int32;
@@ -169,27 +210,8 @@ std::vector<ShrinkStep> shrink_steps_resuming(const Workload& workload, const Sh
   std::vector<ShrinkStep> steps = shrink_steps(workload);
   // shrink_steps lists steps in increasing (phase, ...) order, so a rotation
   // at the first step not before the accepted one keeps each phase's order.
-  const auto place = [](const ShrinkStep& step) {
-    using Kind = ShrinkStep::Kind;
-    switch (step.kind) {
-      case Kind::cut_new_tokens: return std::tuple<int, std::int64_t, std::int64_t>{-1, 0, 0};
-      // Per block size (largest first): its removals, then its clears.
-      case Kind::remove_rows:
-        return std::tuple<int, std::int64_t, std::int64_t>{0, -2 * static_cast<std::int64_t>(step.count),
-                                                           static_cast<std::int64_t>(step.row)};
-      case Kind::clear_rows:
-        return std::tuple<int, std::int64_t, std::int64_t>{0, 1 - 2 * static_cast<std::int64_t>(step.count),
-                                                           static_cast<std::int64_t>(step.row)};
-      case Kind::set_offset: return std::tuple<int, std::int64_t, std::int64_t>{1, 0, 0};
-      case Kind::set_chunk_size: return std::tuple<int, std::int64_t, std::int64_t>{2, 0, 0};
-      case Kind::set_computed:
-      case Kind::set_new_tokens: return std::tuple<int, std::int64_t, std::int64_t>{3, static_cast<std::int64_t>(step.row), 0};
-      case Kind::narrow_dtype: return std::tuple<int, std::int64_t, std::int64_t>{4, 0, 0};
-    }
-    return std::tuple<int, std::int64_t, std::int64_t>{0, 0, 0};
-  };
-  const auto resume = place(accepted);
-  const auto first = std::find_if(steps.begin(), steps.end(), [&](const ShrinkStep& s) { return place(s) >= resume; });
+  const auto resume = place_of(accepted);
+  const auto first = std::find_if(steps.begin(), steps.end(), [&](const ShrinkStep& s) { return place_of(s) >= resume; });
   std::rotate(steps.begin(), first, steps.end());
   return steps;
 }
@@ -204,16 +226,24 @@ Shrunk shrink_batched(Workload workload,
     const auto steps = accepted ? shrink_steps_resuming(workload, *accepted) : shrink_steps(workload);
     std::optional<ShrinkStep> taken;
     std::size_t size = 1;
-    for (std::size_t next = 0; next < steps.size() && !taken; next += batch.size(), size = std::min(2 * size, options.max_batch)) {
+    for (std::size_t next = 0; next < steps.size() && !taken; size = std::min(2 * size, options.max_batch)) {
       if (options.stop_requested && options.stop_requested()) {
         result.workload = std::move(workload);
         return result;
       }
       batch.clear();
-      for (std::size_t i = next; i < std::min(steps.size(), next + size); ++i) batch.push_back(apply(workload, steps[i]));
-      const auto failing = first_failing(batch);
+      std::vector<std::size_t> step_of;
+      const std::size_t end = std::min(steps.size(), next + size);
+      for (std::size_t i = next; i < end; ++i) {
+        Workload candidate = apply(workload, steps[i]);
+        if (options.allowed && !options.allowed(candidate)) continue;
+        batch.push_back(std::move(candidate));
+        step_of.push_back(i);
+      }
+      next = end;
+      const auto failing = batch.empty() ? std::nullopt : first_failing(batch);
       if (failing) {
-        taken = steps[next + *failing];
+        taken = steps[step_of[*failing]];
         workload = std::move(batch[*failing]);
       }
     }

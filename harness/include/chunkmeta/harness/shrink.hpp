@@ -19,9 +19,11 @@ namespace chunkmeta::harness {
 struct ShrinkStep {
   // cut_new_tokens: set_new_tokens on a row holding much of a huge output, tried first.
   // clear_rows: rows [row, row + count) get 0 computed and 0 new tokens (huge batches only).
+  // simplest_values: the rows kept, every value at its simplest (q[0] = 0, C = 1, no tokens): one
+  //   step where a failure that needs only the rows (a hang, a crash) would take one per value.
   // narrow_dtype: int64 offsets to int32, the engine's usual (last: the simplest change).
-  enum class Kind { cut_new_tokens, remove_rows, clear_rows, set_offset, set_chunk_size, set_computed, set_new_tokens,
-                    narrow_dtype };
+  enum class Kind { cut_new_tokens, remove_rows, clear_rows, simplest_values, set_offset, set_chunk_size, set_computed,
+                    set_new_tokens, narrow_dtype };
   Kind kind{};
   std::size_t row = 0;    // first row (remove_rows, clear_rows) or the row edited
   std::size_t count = 0;  // rows removed or cleared
@@ -38,7 +40,7 @@ inline constexpr std::size_t kManyRows = 1024;
 // biggest rows' new tokens emptied or halved; then fewer rows (halves,
 // then smaller blocks, then single rows); above kManyRows rows, blocks of
 // rows emptied (so the scattered busy rows of 2^16 go in a few steps, not one
-// per row); then q[0] moved toward 0, a smaller chunk
+// per row); then every value at its simplest at once; then q[0] moved toward 0, a smaller chunk
 // size, then smaller computed tokens (same residue first) and fewer new tokens
 // per row. Each step strictly decreases (rows, q[0], C, computed, new tokens),
 // so repeated shrinking terminates; chunk sizes that would multiply the
@@ -73,6 +75,8 @@ struct ShrinkOptions {
   // The largest batch of candidates judged at once (batches start at one and
   // double while no candidate in them fails).
   std::size_t max_batch = 256;
+  // Candidates it may try (empty: all): a stated domain leaves the others out, never sent.
+  std::function<bool(const Workload&)> allowed;
 };
 
 // Greedy shrinking: repeatedly take the first candidate, in pass order, that
