@@ -437,11 +437,17 @@ struct Subprocess::State {
     start_error.reset();
     ++stats.starts;
     while (restart && spares.size() < kSpares) {
-      auto spare = spawn();
-      if (!spare) break;
-      send_warm_up(*spare);
-      spares.push_back(*spare);
+      if (!start_spare()) break;
     }
+  }
+
+  // A process started ahead of need, sent its warm-up; false if it could not start.
+  bool start_spare() {
+    auto spare = spawn();
+    if (!spare) return false;
+    send_warm_up(*spare);
+    spares.push_back(*spare);
+    return true;
   }
 
   void kill_spares() {
@@ -613,11 +619,7 @@ Subprocess::~Subprocess() {
 void Subprocess::start_in_background() {
   State& s = *state_;
   if (s.running() || !s.spares.empty()) return;
-  // A spare, as after a crash: the first run() takes it and waits for its warm-up answer.
-  if (auto child = s.spawn()) {
-    s.send_warm_up(*child);
-    s.spares.push_back(*child);
-  }
+  s.start_spare();  // as after a crash: the first run() takes it and waits for its warm-up answer
 }
 
 void Subprocess::set_shrinking(bool shrinking) { state_->budget.set_shrinking(shrinking); }
@@ -634,18 +636,22 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   State& s = *state_;
   std::vector<Answer> answers;
   if (workloads.empty()) return answers;
-  answers.reserve(workloads.size());
   if (!s.running()) s.start();
   if (!s.running()) {
-    answers.push_back(Misbehaviour{FindingKind::crashed, "could not be started: " + s.start_error.value_or("?"),
-                                   "command: " + s.options.command});
+    answers.emplace_back(std::in_place_type<Misbehaviour>,
+                         Misbehaviour{FindingKind::crashed, "could not be started: " + s.start_error.value_or("?"),
+                                      "command: " + s.options.command});
     return answers;
   }
+  answers.reserve(workloads.size());
 
   const std::uint64_t base = s.next_id;
   s.next_id += workloads.size();
   std::size_t sent = 0;          // lines fully or partly queued
-  std::size_t window = s.options.window;
+  // Shrinking a hang, lines go one at a time: a timeout with several lines
+  // waiting costs a restart and the same timeout again (see below), at each step.
+  std::size_t window = s.budget.shrinking_a_hang() ? 1 : s.options.window;
+  bool spare_asked = false;  // for this wait, once it is half over (see below)
   std::string outbuf;            // bytes queued for its stdin
   std::size_t out_offset = 0;
   auto last_progress = Clock::now();
@@ -728,8 +734,19 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       hang.limit_seconds = timeout;
       return fail(std::move(hang), true);
     }
+    // A wait past half its limit may end in a kill: the process that would
+    // replace this one starts now, so a restart finds it warm (or nearly).
+    double wait = left;
+    if (!spare_asked && s.spares.empty()) {
+      if (left <= timeout / 2) {
+        spare_asked = true;
+        s.start_spare();
+      } else {
+        wait = left - timeout / 2;
+      }
+    }
     const auto wait_start = Clock::now();
-    const int ready = poll(fds, 3, std::max(1, static_cast<int>(left * 1000)));
+    const int ready = poll(fds, 3, std::max(1, static_cast<int>(wait * 1000)));
     s.stats.wait_seconds += seconds_since(wait_start);
     if (ready < 0) {
       if (errno == EINTR) continue;

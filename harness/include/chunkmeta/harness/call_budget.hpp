@@ -42,6 +42,8 @@ class CallBudget {
   void cut_short() { cut_before_ = true; }
   void set_shrinking(bool shrinking) { shrinking_ = shrinking; }
   bool shrinking() const { return shrinking_; }
+  // Shrinking a hang: most candidates the shrink sends hang too.
+  bool shrinking_a_hang() const { return shrinking_ && cut_before_; }
 
   // The limit for asking again a workload of `units` whose limit of `expired` seconds ran out.
   double confirmation_limit(double expired, double units) const;
