@@ -133,11 +133,17 @@ TEST_P(MisbehavingImplementation, IsReportedAsAShrunkFindingOfTwoRows) {
   const auto& m = GetParam();
   const auto reports = fresh_dir("misbehaving-" + m.name);
   const auto empty_corpus = fresh_dir("empty-corpus-" + m.name);
+  const auto working_dir = fresh_dir("misbehaving-cwd-" + m.name);
   const auto run = run_cli("check --seed 20261202 --cases 200 --timeout 1 --valid-only "
                            "--property MatchesReferenceOnEveryValidWorkload --corpus " +
                            empty_corpus.string() + " --report-dir " + reports.string() + " " +
-                           impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + m.command));
+                           impl("cmd:" + std::string(CHUNKMETA_PYTHON) + " " + m.command),
+                           "", working_dir);
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  // Nothing written where it ran (the harness's, or the implementation's), nor in the corpus it was given.
+  for (const auto& dir : {working_dir, empty_corpus}) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) ADD_FAILURE() << "written: " << entry.path();
+  }
   EXPECT_NE(run.out.find("finding:   " + m.kind), std::string::npos) << run.out;
 
   const std::vector<fs::path> found = report_files(reports);

@@ -29,14 +29,17 @@ inline std::string slurp(const std::filesystem::path& path) {
   return text.str();
 }
 
-inline Run run_cli(const std::string& arguments, const std::string& input = "") {
+// `working_dir`: where it runs (empty: here).
+inline Run run_cli(const std::string& arguments, const std::string& input = "",
+                   const std::filesystem::path& working_dir = {}) {
   static int counter = 0;
   // ctest runs each test in its own process, in parallel: the pid keeps their files apart.
   const auto dir = std::filesystem::path(testing::TempDir()) /
                    ("chunkmeta-cli-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "in", std::ios::binary) << input;
-  const std::string command = std::string(CHUNKMETA_CLI) + " " + arguments + " < " + (dir / "in").string() + " > " +
+  const std::string command = (working_dir.empty() ? "" : "cd '" + working_dir.string() + "' && ") +
+                              std::string(CHUNKMETA_CLI) + " " + arguments + " < " + (dir / "in").string() + " > " +
                               (dir / "out").string() + " 2> " + (dir / "err").string();
   const int status = std::system(command.c_str());
   Run run;

@@ -11,7 +11,8 @@
 namespace chunkmeta::engine {
 
 ReplayResult replay_corpus(const std::vector<harness::Implementation>& implementations,
-                           const std::vector<std::filesystem::path>& inputs) {
+                           const std::vector<std::filesystem::path>& inputs,
+                           const std::function<std::string(const Workload&)>& outside) {
   ReplayResult result;
   std::ostringstream text;
   int of_other_specs = 0;
@@ -28,6 +29,10 @@ ReplayResult replay_corpus(const std::vector<harness::Implementation>& implement
                                   [&](const harness::Implementation& impl) { return impl.spec == entry.spec; });
     if (!ours) {
       ++of_other_specs;
+      continue;
+    }
+    if (outside && !outside(entry.workload).empty()) {
+      ++result.left_out;
       continue;
     }
     entries.push_back(std::move(entry));
@@ -62,6 +67,7 @@ ReplayResult replay_corpus(const std::vector<harness::Implementation>& implement
   text << "Replay: " << result.files << " files x " << implementations.size() << " implementations, "
        << result.failures.size() << " failures, " << result.unreadable << " unreadable";
   if (of_other_specs > 0) text << " (" << of_other_specs << " entries of other specs)";
+  if (result.left_out > 0) text << " (" << result.left_out << " outside the stated domain, not replayed)";
   text << "\n";
   result.text = text.str();
   return result;
@@ -77,7 +83,8 @@ namespace {
 // The corpus entries are real failing workloads: for each kind of finding of
 // `impl`, its smallest failing entry is shrunk (through the implementation, in
 // batches) and written out, announced at once and replaced as it shrinks.
-void report_replay_failures(const harness::Implementation& impl, ReplayResult& replay, const SuiteOptions& options) {
+void report_replay_failures(const harness::Implementation& impl, ReplayResult& replay, const SuiteOptions& options,
+                            const PropertyTable& table) {
   std::map<harness::FindingKind, const harness::Counterexample*> smallest;
   const auto size = [&impl](const Workload& w) {
     return std::pair(w.rows(), harness::to_json(*impl.spec, w).dump().size());
@@ -101,6 +108,8 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
       watch.on_failure(first);
       harness::ShrinkOptions shrink;
       shrink.stop_requested = [&watch] { return watch.should_stop(); };
+      if (!options.excluded_classes.empty())
+        shrink.allowed = [&](const Workload& w) { return outside_domain(table, options, w).empty(); };
       if (impl.shrinking) impl.shrinking(true);
       auto shrunk = harness::shrink_failure(found->workload, std::span<const harness::Implementation>(&impl, 1),
                                             found->property, shrink,
@@ -189,11 +198,13 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
   if (!suite.progress) suite.progress = options.progress;
   if (!options.corpus.empty()) {
     tell("Replaying the corpus...\n");
-    result.replay = replay_corpus(implementations, options.corpus);
+    result.replay = replay_corpus(implementations, options.corpus, [&](const Workload& w) {
+      return outside_domain(table, suite, w);
+    });
     tell(result.replay.text);
     const std::size_t before = result.replay.text.size();
     for (const auto& impl : implementations) {
-      if (result.replay.failed(impl.name)) report_replay_failures(impl, result.replay, suite);
+      if (result.replay.failed(impl.name)) report_replay_failures(impl, result.replay, suite, table);
     }
     if (result.replay.text.size() > before) tell("Smallest failing corpus workloads, shrunk:\n" + result.replay.text.substr(before));
   }

@@ -29,6 +29,32 @@ const Property* PropertyTable::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string PropertyTable::edge_class_names() const {
+  std::string names;
+  if (classes.empty()) return names;
+  for (const auto& name : classes.front().names) names += (names.empty() ? "\"" : ", \"") + name + "\"";
+  return names;
+}
+
+std::optional<std::string> PropertyTable::unknown_edge_class(std::span<const std::string> names) const {
+  for (const auto& name : names) {
+    if (classes.empty() || std::find(classes.front().names.begin(), classes.front().names.end(), name) ==
+                               classes.front().names.end())
+      return name;
+  }
+  return std::nullopt;
+}
+
+std::string outside_domain(const PropertyTable& table, const SuiteOptions& options, const Workload& workload) {
+  if (options.excluded_classes.empty() || !table.workload_classes || table.spec == nullptr) return "";
+  if (table.spec->validate(workload)) return "";  // invalid input has no edge classes
+  for (auto& name : table.workload_classes(workload)) {
+    if (std::find(options.excluded_classes.begin(), options.excluded_classes.end(), name) != options.excluded_classes.end())
+      return name;
+  }
+  return "";
+}
+
 std::uint64_t seed_of(const SuiteOptions& options) {
   if (options.seed) return *options.seed;
   static const std::uint64_t seed = [] {
@@ -88,7 +114,8 @@ class AnswerMemo {
       answers_.clear();
       bytes_ = 0;
     }
-    if (answers_.emplace(std::move(key), answer).second) bytes_ += bytes;
+    // A later answer replaces an earlier one: a timeout that did not hold when asked again.
+    if (answers_.insert_or_assign(std::move(key), answer).second) bytes_ += bytes;
   }
 
  private:
@@ -102,6 +129,8 @@ class AnswerMemo {
 struct Failure {
   Case found;
   Counterexample counterexample;
+  int index = -1;               // its case number in the run (as the search found it)
+  std::vector<Answer> answers;  // the answers judged, when one timed out: a confirmation asks those again
 };
 
 // One property on one implementation for one seed: the cases, then the
@@ -109,8 +138,8 @@ struct Failure {
 class Round {
  public:
   Round(const Property& property, const Implementation& impl, const SuiteOptions& options,
-        AnswerMemo* memo, const std::vector<Counterexample>* known)
-      : property_(property), impl_(impl), spec_(*impl.spec), options_(options), memo_(memo),
+        const PropertyTable* table, AnswerMemo* memo, const std::vector<Counterexample>* known)
+      : property_(property), impl_(impl), spec_(*impl.spec), options_(options), table_(table), memo_(memo),
         known_(known) {}
 
   PropertyResult run(std::uint64_t seed, int cases) {
@@ -120,13 +149,22 @@ class Round {
     result_.rounds = 1;
     const auto start = Clock::now();
     detail::ShrinkWatch watch(options_, impl_.name + ", " + property_.name);
-    auto failure = search(seed, cases, watch);
-    if (failure) {
-      report(*failure, seed, watch);
-    } else {
-      result_.passed = true;
+    result_.passed = true;
+    // An earlier property's bug is tried first, as Hypothesis replays its
+    // database: a property that fails on it reports that bug in one call. A
+    // failure that does not hold (a timeout answered when asked again) is
+    // withdrawn, and the search goes on from the case after it.
+    std::optional<Failure> failure = earlier_bug(seed);
+    for (int from = 0; failure || (failure = search(seed, cases, from, watch)); failure.reset()) {
+      if (report(*failure, seed, watch)) {
+        result_.passed = false;
+        break;
+      }
+      from = failure->index + 1;
     }
     result_.stopped = watch.stop_reason();
+    if (domain_exhausted_ && result_.stopped.empty())
+      result_.stopped = "the stated domain left no case: " + std::to_string(kMostSkipped) + " draws in a row were outside it";
     result_.seconds = seconds_since(start);
     return std::move(result_);
   }
@@ -259,6 +297,7 @@ class Round {
   // the chunk is cancelled (a case before it failed); the answers not fetched
   // are asked for one by one if they are needed after all.
   struct Chunk {
+    std::vector<int> index;  // per case, its number in the run
     std::vector<Case> cases;
     std::vector<std::size_t> first_ask;  // per case, and one past the last
     std::vector<Workload> asks;
@@ -269,12 +308,25 @@ class Round {
 
   // On the heap: a chunk's answers are fetched from its asks on another
   // thread, which must find them where they were while the chunk is handed on.
+  // The run's next `count` cases, but those asking for a workload outside
+  // the stated domain (tallied, never sent); fewer if none is left.
   std::unique_ptr<Chunk> draw_chunk(rc::Random& random, int& next_case, int count, int cases) {
     auto chunk = std::make_unique<Chunk>();
-    for (int k = 0; k < count; ++k, ++next_case) {
-      chunk->cases.push_back(property_.draw(random.split(), size_for(cases, next_case)));
+    for (int outside_in_a_row = 0; static_cast<int>(chunk->cases.size()) < count;) {
+      Case c = property_.draw(random.split(), size_for(cases, std::min(next_case, cases - 1)));
+      const int index = next_case++;
+      auto asks = property_.asks(c);
+      if (const std::string left_out = excluded(asks); !left_out.empty()) {
+        ++result_.left_out[left_out];
+        if (++outside_in_a_row < kMostSkipped) continue;
+        domain_exhausted_ = true;
+        break;
+      }
+      outside_in_a_row = 0;
+      chunk->index.push_back(index);
+      chunk->cases.push_back(std::move(c));
       chunk->first_ask.push_back(chunk->asks.size());
-      for (auto& ask : property_.asks(chunk->cases.back())) chunk->asks.push_back(std::move(ask));
+      for (auto& ask : asks) chunk->asks.push_back(std::move(ask));
     }
     chunk->first_ask.push_back(chunk->asks.size());
     if (batches() && !chunk->asks.empty()) {
@@ -311,18 +363,25 @@ class Round {
     land(chunk);
   }
 
-  // The run's cases, judged in order; the first failure, or nullopt.
-  std::optional<Failure> search(std::uint64_t seed, int cases, detail::ShrinkWatch& watch) {
+  // The run's cases from case `from` on, judged in order; the first failure, or nullopt.
+  std::optional<Failure> search(std::uint64_t seed, int cases, int from, detail::ShrinkWatch& watch) {
     rc::Random random(seed);
     int next_case = 0;
+    for (; next_case < from; ++next_case) random.split();  // the cases before, as drawn
+    int to_draw = cases - result_.cases;  // every case judged so far passed
+    const auto draw = [&](int size) {
+      auto chunk = draw_chunk(random, next_case, std::min(size, to_draw), cases);
+      to_draw = domain_exhausted_ ? 0 : to_draw - static_cast<int>(chunk->cases.size());
+      return chunk;
+    };
     int size = batches() ? 8 : 1;  // the first batch is waited for: small, so the overlap starts soon
-    auto current = draw_chunk(random, next_case, std::min(size, cases), cases);
+    auto current = draw(size);
     while (true) {
       land(current.get());
       std::unique_ptr<Chunk> next;
-      if (next_case < cases) {
+      if (to_draw > 0) {
         size = batches() ? std::min(2 * size, kLargestBatch) : 1;
-        next = draw_chunk(random, next_case, std::min(size, cases - next_case), cases);
+        next = draw(size);
       }
       for (std::size_t k = 0; k < current->cases.size(); ++k) {
         if (watch.should_stop()) {
@@ -342,23 +401,36 @@ class Round {
             answers.push_back(std::move(answer_one_by_one(std::span<const Workload>(&current->asks[a], 1), false)[0]));
           }
         }
-        auto verdict = judge(c, answers);
-        if (verdict && verdict->finding.kind == harness::FindingKind::timed_out && impl_.confirm) {
-          cancel_and_land(next.get());  // the implementation takes one caller at a time
-          reconfirm_timeouts(std::span<const Workload>(current->asks).subspan(first, past - first), answers);
-          verdict = judge(c, answers);
-        }
-        if (verdict) {
+        if (auto verdict = judge(c, answers)) {
           cancel_and_land(next.get());  // the implementation is free again before shrinking asks it anything
-          return Failure{c, std::move(*verdict)};
+          // A timeout's answers are kept: if its smallest case does not time out
+          // again, this one is asked again (confirmed() below).
+          if (!unconfirmed_timeout(*verdict)) answers.clear();
+          return Failure{c, std::move(*verdict), current->index[k], std::move(answers)};
         }
-        ++result_.cases;
-        if (property_.classes) {
-          for (const auto& name : property_.classes(c)) ++result_.edge_classes[name];
-        }
+        count_passed(c);
       }
       if (!next) return std::nullopt;
       current = std::move(next);
+    }
+  }
+
+  // The excluded class one of these workloads is in, or "" (SuiteOptions::excluded_classes).
+  std::string excluded(std::span<const Workload> asks) const {
+    if (table_ == nullptr || options_.excluded_classes.empty()) return "";
+    for (const auto& ask : asks) {
+      if (std::string left_out = outside_domain(*table_, options_, ask); !left_out.empty()) return left_out;
+    }
+    return "";
+  }
+  std::string excluded(const Case& c) const {
+    return options_.excluded_classes.empty() ? "" : excluded(property_.asks(c));
+  }
+
+  void count_passed(const Case& c) {
+    ++result_.cases;
+    if (property_.classes) {
+      for (const auto& name : property_.classes(c)) ++result_.edge_classes[name];
     }
   }
 
@@ -410,12 +482,19 @@ class Round {
   }
 
   // The first failing candidate of `candidates`, in order, with its verdict.
-  std::optional<std::pair<std::size_t, Counterexample>> first_failing(const std::vector<Case>& candidates) {
+  // `only`: a candidate fails only with a finding of this kind.
+  std::optional<std::pair<std::size_t, Counterexample>> first_failing(const std::vector<Case>& candidates,
+                                                                       std::optional<harness::FindingKind> only = {}) {
+    const auto judged_failing = [&](const Case& candidate, std::span<const Answer> answers) {
+      auto verdict = judge(candidate, answers);
+      if (verdict && only && verdict->finding.kind != *only) verdict.reset();
+      return verdict;
+    };
     if (!batches()) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         const auto asks = property_.asks(candidates[i]);
         const auto answers = answer_one_by_one(asks, true);
-        if (auto verdict = judge(candidates[i], answers)) return std::pair{i, std::move(*verdict)};
+        if (auto verdict = judged_failing(candidates[i], answers)) return std::pair{i, std::move(*verdict)};
       }
       return std::nullopt;
     }
@@ -435,7 +514,7 @@ class Round {
       for (; !failing && judged < candidates.size() && first_ask[judged + 1] <= ready; ++judged) {
         std::vector<Answer> mine;
         for (std::size_t a = first_ask[judged]; a < first_ask[judged + 1]; ++a) mine.push_back(*answers[a]);
-        if (auto verdict = judge(candidates[judged], mine)) failing = std::pair{judged, std::move(*verdict)};
+        if (auto verdict = judged_failing(candidates[judged], mine)) failing = std::pair{judged, std::move(*verdict)};
       }
       return failing.has_value();
     };
@@ -461,10 +540,20 @@ class Round {
         if (watch.should_stop()) return failure;
         const std::size_t end = std::min(steps.size(), next + size);
         std::vector<Case> candidates;
-        for (std::size_t i = next; i < end; ++i) candidates.push_back(apply(failure.found, steps[i]));
-        if (auto failing = first_failing(candidates)) {
-          taken = steps[next + failing->first];
-          failure = Failure{std::move(candidates[failing->first]), std::move(failing->second)};
+        std::vector<std::size_t> step_of;
+        for (std::size_t i = next; i < end; ++i) {
+          Case candidate = apply(failure.found, steps[i]);
+          if (const std::string left_out = excluded(candidate); !left_out.empty()) {
+            ++result_.left_out[left_out];
+            continue;
+          }
+          candidates.push_back(std::move(candidate));
+          step_of.push_back(i);
+        }
+        const auto only = options_.distinct_bugs ? std::optional(failure.counterexample.finding.kind) : std::nullopt;
+        if (auto failing = first_failing(candidates, only)) {
+          taken = steps[step_of[failing->first]];
+          failure = Failure{std::move(candidates[failing->first]), std::move(failing->second), failure.index, {}};
           ++result_.shrinks;
           watch.on_failure(failure.counterexample);
         }
@@ -475,50 +564,120 @@ class Round {
     }
   }
 
-  // A minimal timeout is asked again with a longer limit, as the first one
-  // was: shrinking cuts calls at 10x the slowest answer, and a stall of the
-  // machine while it did must not become the report. If it does not hold, the
-  // failure found (confirmed already) is the report, marked not fully shrunk.
-  Failure confirmed_minimal(const Failure& found, Failure minimal, detail::ShrinkWatch& watch) {
-    if (minimal.counterexample.finding.kind != harness::FindingKind::timed_out || !impl_.confirm) return minimal;
-    if (minimal.found.workload == found.found.workload && minimal.found.parameters == found.found.parameters)
-      return minimal;
-    const auto asks = property_.asks(minimal.found);
-    auto answers = answer_one_by_one(asks, true);  // the memo holds the answers that timed out while shrinking
+  // A timeout counts only once asked again with a longer limit
+  // (reconfirm_timeouts): not when the door cannot ask again, nor once a
+  // timeout of this run was confirmed (the verdict is NOT VERIFIED already).
+  bool unconfirmed_timeout(const Counterexample& cx) const {
+    return cx.finding.kind == harness::FindingKind::timed_out && impl_.confirm && !timeout_confirmed_before();
+  }
+
+  // The failure as judged once its timeouts are asked again (its answers as
+  // the search kept them, else asked through the shrink's memo), or nullopt
+  // when it then answers correctly: a stall, counted as a slow call.
+  std::optional<Failure> asked_again(Failure failure) {
+    const auto asks = property_.asks(failure.found);
+    auto answers = failure.answers.empty() ? answer_one_by_one(asks, true) : std::move(failure.answers);
     reconfirm_timeouts(asks, answers);
-    if (auto verdict = judge(minimal.found, answers)) return Failure{std::move(minimal.found), std::move(*verdict)};
+    if (memo_ != nullptr) {
+      for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], answers[a]);
+    }
+    auto verdict = judge(failure.found, answers);
+    if (!verdict) return std::nullopt;
+    return Failure{std::move(failure.found), std::move(*verdict), failure.index, {}};
+  }
+
+  // A timeout is confirmed once, on the smallest case the shrink reached: a
+  // real hang pays the long limit once, not for the case found and again for
+  // the minimal one. If the minimal one answers, the shrink followed a stall
+  // of the machine: the case found is asked again, and reported (not fully
+  // shrunk) if it holds. nullopt: nothing held, the failure is withdrawn.
+  std::optional<Failure> confirmed(const Failure& found, Failure minimal, detail::ShrinkWatch& watch) {
+    if (!unconfirmed_timeout(minimal.counterexample)) return minimal;
+    const bool shrunk = !(minimal.found == found.found);
+    if (auto held = asked_again(shrunk ? std::move(minimal) : found)) return held;
+    if (!shrunk) return std::nullopt;
     watch.stopped_because("a smaller case's timeout did not hold when it was asked again");
-    return found;
+    if (!unconfirmed_timeout(found.counterexample)) return found;  // a wrong answer, say: it holds as found
+    return asked_again(found);
+  }
+
+  // The earlier properties' minimal reports (not duplicates themselves).
+  std::vector<const Counterexample*> earlier_reports() const {
+    std::vector<const Counterexample*> reports;
+    if (known_ == nullptr) return reports;
+    for (const auto& earlier : *known_) {
+      if (earlier.status == harness::kMinimal && earlier.duplicate_of.empty()) reports.push_back(&earlier);
+    }
+    return reports;
+  }
+
+  // This property's failure on an earlier property's report, before any
+  // search: that bug again (unless it is a timeout still to be confirmed).
+  // The report's workload is the case, with the parameters of this
+  // property's first case set to 0 (a shrink of any case is still a case).
+  std::optional<Failure> earlier_bug(std::uint64_t seed) {
+    const auto reports = earlier_reports();
+    if (reports.empty() || options_.distinct_bugs) return std::nullopt;
+    const std::size_t parameters = property_.draw(rc::Random(seed).split(), 0).parameters.size();
+    std::vector<Case> candidates;
+    std::vector<const Counterexample*> tried;
+    for (const auto* earlier : reports) {
+      Case candidate{earlier->workload, std::vector<std::int64_t>(parameters, 0)};
+      if (!excluded(candidate).empty()) continue;
+      candidates.push_back(std::move(candidate));
+      tried.push_back(earlier);
+    }
+    auto failing = first_failing(candidates);
+    if (!failing || unconfirmed_timeout(failing->second)) return std::nullopt;
+    failing->second.duplicate_of = tried[failing->first]->property;
+    return Failure{std::move(candidates[failing->first]), std::move(failing->second), -1, {}};
   }
 
   // The same bug as an earlier property's minimal report: this property
   // fails on that report's workload too (its own parameters kept), so that
   // workload is this failure's report, without shrinking it again.
   std::optional<Failure> known_bug(const Failure& failure) {
-    if (known_ == nullptr) return std::nullopt;
-    for (const auto& earlier : *known_) {
-      if (earlier.status != harness::kMinimal || !earlier.duplicate_of.empty()) continue;
-      Case candidate{earlier.workload, failure.found.parameters};
+    if (options_.distinct_bugs) return std::nullopt;
+    for (const auto* earlier : earlier_reports()) {
+      Case candidate{earlier->workload, failure.found.parameters};
+      if (!excluded(candidate).empty()) continue;
       if (auto failing = first_failing({candidate})) {
-        failing->second.duplicate_of = earlier.property;
-        return Failure{std::move(candidate), std::move(failing->second)};
+        failing->second.duplicate_of = earlier->property;
+        return Failure{std::move(candidate), std::move(failing->second), failure.index, {}};
       }
     }
     return std::nullopt;
   }
 
-  void report(Failure failure, std::uint64_t seed, detail::ShrinkWatch& watch) {
-    const int cases_before = result_.cases;
-    watch.on_failure(failure.counterexample);
-    if (impl_.shrinking) impl_.shrinking(true);
-    if (auto same = known_bug(failure)) {
-      failure = std::move(*same);
-      result_.duplicate_of = failure.counterexample.duplicate_of;
-    } else {
-      failure = confirmed_minimal(failure, shrink(failure, watch), watch);
+  // The earlier report this minimal failure is (the same workload, failing
+  // the same way), or "": under distinct_bugs, the only test of sameness.
+  std::string shrunk_to_earlier(const Counterexample& cx) const {
+    for (const auto* earlier : earlier_reports()) {
+      if (earlier->workload == cx.workload && earlier->finding.kind == cx.finding.kind) return earlier->property;
     }
+    return "";
+  }
+
+  // Shrinks a failure and writes its report, as it shrinks and once done.
+  // False when it did not hold (a timeout that answered when asked again):
+  // its report is withdrawn and the case counts as passed.
+  bool report(const Failure& found, std::uint64_t seed, detail::ShrinkWatch& watch) {
+    const int cases_before = result_.cases;
+    Counterexample first = found.counterexample;
+    watch.on_failure(first, unconfirmed_timeout(first));
+    if (impl_.shrinking) impl_.shrinking(true);
+    std::optional<Failure> held = found.counterexample.duplicate_of.empty() ? known_bug(found) : found;
+    if (!held) held = confirmed(found, shrink(found, watch), watch);
     if (impl_.shrinking) impl_.shrinking(false);
+    if (!held) {
+      watch.withdraw();
+      count_passed(found.found);
+      return false;
+    }
+    Failure& failure = *held;
     Counterexample& cx = failure.counterexample;
+    if (cx.duplicate_of.empty()) cx.duplicate_of = shrunk_to_earlier(cx);
+    result_.duplicate_of = cx.duplicate_of;
     cx.seed = seed;
     cx.cases_before_failure = cases_before;
     cx.reproduce = "--seed " + std::to_string(seed) + " draws it again: case " + std::to_string(cases_before + 1) +
@@ -528,6 +687,7 @@ class Round {
     result_.files = watch.finish(cx, &error);
     if (options_.write_reports && !result_.files) result_.message = "could not write the report: " + error;
     result_.counterexample = std::move(cx);
+    return true;
   }
 
   std::string rerun_command(std::uint64_t seed) const {
@@ -544,14 +704,17 @@ class Round {
   }
 
   static constexpr int kLargestBatch = 256;  // ~1 s of answers through Python at 4 ms each
+  static constexpr int kMostSkipped = 10000;  // draws in a row outside the stated domain before the run gives up
 
   const Property& property_;
   const Implementation& impl_;
   const harness::Spec& spec_;
   const SuiteOptions& options_;
+  const PropertyTable* table_;  // for the stated domain (nullptr: none)
   AnswerMemo* memo_;
   const std::vector<Counterexample>* known_;
   PropertyResult result_;
+  bool domain_exhausted_ = false;
 };
 
 // The latest round's verdict (and counterexample), with the counts of all rounds;
@@ -565,6 +728,7 @@ void add_round(PropertyResult& total, PropertyResult round) {
   round.prefetched += total.prefetched;
   round.slow_calls += total.slow_calls;
   for (const auto& [name, count] : total.edge_classes) round.edge_classes[name] += count;
+  for (const auto& [name, count] : total.left_out) round.left_out[name] += count;
   if (round.passed && total.rounds > 0) round.seed = total.seed;
   total = std::move(round);
 }
@@ -579,15 +743,31 @@ int planned_cases(const Property& property, const SuiteOptions& options) {
   return std::max(1, static_cast<int>(std::lround(count * property.case_share)));
 }
 
-PropertyResult run_with(const Property& property, const Implementation& impl,
-                        const SuiteOptions& options, AnswerMemo* memo, const std::vector<Counterexample>* known) {
+PropertyResult run_with(const Property& property, const Implementation& impl, const SuiteOptions& options,
+                        const PropertyTable* table, AnswerMemo* memo, const std::vector<Counterexample>* known) {
   const int planned = planned_cases(property, options);
+  const bool floored = options.min_cases > 0 && options.time_budget_seconds > 0;
   // A budget without a case count runs as many as fit; the planned ones must fit to count.
-  const int target = options.cases <= 0 && options.time_budget_seconds > 0 ? kBudgetDecides : planned;
+  int target = options.cases <= 0 && options.time_budget_seconds > 0 && !floored ? kBudgetDecides : planned;
+  // What it must run to count as run: its planned cases, or its floor when the budget decides above that.
+  const int floor =
+      floored ? std::min(planned, std::max(1, static_cast<int>(std::lround(options.min_cases * property.case_share))))
+              : planned;
+  const bool after_a_bug = known != nullptr && !options.distinct_bugs && options.cases_after_a_bug > 0 &&
+                           std::any_of(known->begin(), known->end(), [](const Counterexample& cx) {
+                             return cx.status == harness::kMinimal;
+                           });
+  if (after_a_bug)
+    target = std::min(target, std::max(1, static_cast<int>(std::lround(options.cases_after_a_bug * property.case_share))));
+  const auto cut_after_a_bug = [&](PropertyResult& result) {
+    if (after_a_bug && result.passed && result.cases < floor && result.stopped.empty())
+      result.stopped = "a bug was already reported; keep_going runs every property in full";
+  };
   const std::uint64_t seed = seed_of(options);
   if (options.time_budget_seconds <= 0) {
-    PropertyResult result = Round(property, impl, options, memo, known).run(seed, target);
+    PropertyResult result = Round(property, impl, options, table, memo, known).run(seed, target);
     result.planned = planned;
+    cut_after_a_bug(result);
     return result;
   }
 
@@ -596,15 +776,17 @@ PropertyResult run_with(const Property& property, const Implementation& impl,
   const auto start = Clock::now();
   for (int round = 0; total.cases < target; ++round) {
     const double left = options.time_budget_seconds - seconds_since(start);
-    if (round > 0 && left < 0.02 * options.time_budget_seconds) break;
+    const int below_floor = std::max(0, std::min(floor, target) - total.cases);
+    if (round > 0 && below_floor == 0 && left < 0.02 * options.time_budget_seconds) break;
     const double rate = total.seconds > 0 ? total.cases / total.seconds : 0;
-    const double planned = round == 0 ? 200.0 : std::max(50.0, 0.9 * rate * left);
-    const int cases = static_cast<int>(std::min<double>(target - total.cases, planned));
-    add_round(total, Round(property, impl, options, memo, known).run(seed + static_cast<std::uint64_t>(round), cases));
+    const double wanted = round == 0 ? std::max(200, below_floor) : std::max({50.0, 0.9 * rate * left, 1.0 * below_floor});
+    const int cases = static_cast<int>(std::min<double>(target - total.cases, wanted));
+    add_round(total, Round(property, impl, options, table, memo, known).run(seed + static_cast<std::uint64_t>(round), cases));
     if (!total.passed || !total.stopped.empty()) break;
   }
-  total.planned = planned;
-  if (total.passed && total.cases < planned && total.stopped.empty()) total.stopped = "its share of the time budget was used up";
+  total.planned = floor;
+  cut_after_a_bug(total);
+  if (total.passed && total.cases < floor && total.stopped.empty()) total.stopped = "its share of the time budget was used up";
   return total;
 }
 
@@ -640,8 +822,8 @@ constexpr double kAfterMinimalShrinkSeconds = 10;
 }  // namespace
 
 PropertyResult run_property(const Property& property, const Implementation& implementation,
-                            const SuiteOptions& options) {
-  return run_with(property, implementation, options, nullptr, nullptr);
+                            const SuiteOptions& options, const PropertyTable* table) {
+  return run_with(property, implementation, options, table, nullptr, nullptr);
 }
 
 SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, const SuiteOptions& options) {
@@ -659,7 +841,7 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
   std::vector<Counterexample> reported;  // this implementation's minimal reports so far
   std::vector<std::optional<harness::WrittenFiles>> reported_files;
   SuiteOptions share = options;
-  if (options.time_budget_seconds > 0 && !options.deadline)
+  if (options.time_budget_seconds > 0 && options.min_cases <= 0 && !options.deadline)
     share.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_seconds));
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const Property& property = *selected[i];
@@ -671,7 +853,7 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
       const double left = options.time_budget_seconds - seconds_since(start);
       share.time_budget_seconds = std::max(0.05, left / static_cast<double>(selected.size() - i));
     }
-    PropertyResult result = run_with(property, impl, share, &memo, &reported);
+    PropertyResult result = run_with(property, impl, share, &table, &memo, &reported);
     if (!result.duplicate_of.empty()) {
       // Listed once: its report is the earlier property's (its own file goes).
       for (std::size_t r = 0; r < reported.size(); ++r) {

@@ -35,7 +35,7 @@ void ShrinkWatch::write(const harness::Counterexample& counterexample) {
   write_gap_ = std::max<Clock::duration>(kWriteEvery, 10 * (last_write_ - start));
 }
 
-void ShrinkWatch::on_failure(harness::Counterexample& counterexample) {
+void ShrinkWatch::on_failure(harness::Counterexample& counterexample, bool confirmation_pending) {
   counterexample.status = harness::kShrinking;
   const harness::Counterexample& shrinking = counterexample;
   const auto now = Clock::now();
@@ -46,6 +46,7 @@ void ShrinkWatch::on_failure(harness::Counterexample& counterexample) {
     std::ostringstream line;
     line << "FAILING " << label_ << ": " << harness::to_string(counterexample.finding.kind) << ": "
          << counterexample.finding.summary << " (" << counterexample.spec->units(counterexample.workload) << "); shrinking";
+    if (confirmation_pending) line << ", then asked again with a longer limit";
     if (slot_ && slot_->files()) line << ", report: " << slot_->files()->report.string();
     tell(line.str() + "\n");
     return;
@@ -59,6 +60,14 @@ void ShrinkWatch::on_failure(harness::Counterexample& counterexample) {
          << std::chrono::duration<double>(now - first_failure_).count() << " s\n";
     tell(line.str());
   }
+}
+
+void ShrinkWatch::withdraw() {
+  if (slot_) slot_->withdraw();
+  tell("WITHDRAWN " + label_ + ": the timeout did not hold when asked again with a longer limit (a slow call, "
+       "not a hang); the run goes on\n");
+  failures_ = 0;
+  stop_reason_.clear();
 }
 
 bool ShrinkWatch::should_stop() {

@@ -22,7 +22,11 @@ class ShrinkWatch {
 
   // A failing case (the first, or a smaller one found while shrinking): marked
   // "shrinking" in place (its outputs may be huge: it is not copied) and written.
-  void on_failure(harness::Counterexample& counterexample);
+  // `confirmation_pending`: a timeout, asked again with a longer limit once shrunk (said on the first).
+  void on_failure(harness::Counterexample& counterexample, bool confirmation_pending = false);
+  // The failure did not hold when asked again: its report goes, and the run
+  // goes on as if it had not been found.
+  void withdraw();
   // Whether the run should end now; the first reason found is kept.
   bool should_stop();
   bool failing() const { return failures_ > 0; }

@@ -65,6 +65,7 @@ std::string summarize(const std::vector<SuiteResult>& results) {
   int failures = 0;
   // Edge classes per table (each spec has its own), in the order the tables come.
   std::vector<std::pair<const PropertyTable*, std::map<std::string, int>>> seen;
+  std::map<std::string, int> left_out;  // excluded class -> cases and shrink candidates not tried
   // A run of Mamba's spec alone reads as it always did; a run of several names each suite's spec.
   bool several_specs = false;
   for (const auto& suite : results) several_specs = several_specs || suite.table != results.front().table;
@@ -91,12 +92,15 @@ std::string summarize(const std::vector<SuiteResult>& results) {
       const char* verdict = !p.passed ? "  FAIL  " : !p.complete() ? "  STOP  " : "  PASS  ";
       os << verdict << std::left << std::setw(54) << p.property << std::right << std::setw(8) << p.cases << " cases";
       if (p.passed && !p.complete()) os << " of " << p.planned;
+      if (p.passed && p.complete() && !p.skipped && p.cases > p.planned)
+        os << " (at least " << p.planned << ": more while the time budget lasted)";
       if (p.passed && !p.stopped.empty()) os << " (" << p.stopped << ")";
       if (p.slow_calls > 0)
         os << " (" << p.slow_calls << (p.slow_calls == 1 ? " call" : " calls")
            << " slow: timed out once, answered when asked again with a longer limit)";
       os << "\n";
       for (const auto& [name, count] : p.edge_classes) seen.back().second[name] += count;
+      for (const auto& [name, count] : p.left_out) left_out[name] += count;
       if (p.passed) continue;
       ++failures;
       if (!p.duplicate_of.empty()) {
@@ -120,6 +124,10 @@ std::string summarize(const std::vector<SuiteResult>& results) {
         }
       }
     }
+  }
+  if (!left_out.empty()) {
+    os << "Not tried, outside the stated domain (cases and shrink candidates left out):\n";
+    for (const auto& [name, count] : left_out) os << "  " << std::setw(8) << count << "  " << name << "\n";
   }
   if (!results.empty() && !results.front().properties.empty()) {
     const auto seed = results.front().properties.front().seed;

@@ -7,6 +7,8 @@
 * prepare_chunk_indices_older: the older formulation, whose sequence id is the
   number of chunks so far that start a sequence, minus one: every chunk after
   an empty sequence gets an earlier sequence's id.
+* prepare_chunk_indices_vllm: vLLM's copy of the older one, which also raises
+  on an empty batch (a batch vLLM never sends: exclude=["empty batch"]).
 
 SPEC Part 2's procedure in plain Python is fla_reference_procedure.py.
 
@@ -39,4 +41,12 @@ def prepare_chunk_offsets(cu_seqlens, chunk_size):
 def prepare_chunk_indices_older(cu_seqlens, chunk_size):
     within = torch.cat([torch.arange(n) for n in _chunk_counts(cu_seqlens, chunk_size).tolist()] or
                        [torch.zeros(0, dtype=torch.int64)])
+    return torch.stack([within.eq(0).cumsum(0) - 1, within], 1).to(cu_seqlens)
+
+
+def prepare_chunk_indices_vllm(cu_seqlens, chunk_size):
+    # vLLM's copy (vllm/model_executor/layers/fla/ops/index.py): the older
+    # formulation, without a guard for an empty batch (torch.cat of no tensors
+    # raises), which vLLM never sends.
+    within = torch.cat([torch.arange(n) for n in _chunk_counts(cu_seqlens, chunk_size).tolist()])
     return torch.stack([within.eq(0).cumsum(0) - 1, within], 1).to(cu_seqlens)

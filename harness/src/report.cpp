@@ -393,4 +393,11 @@ std::optional<WrittenFiles> ReportSlot::write(const Counterexample& counterexamp
   return files_;
 }
 
+void ReportSlot::withdraw() {
+  if (!files_) return;
+  std::error_code ignored;
+  std::filesystem::remove(files_->report, ignored);  // only the final write adds a corpus entry
+  files_.reset();
+}
+
 }  // namespace chunkmeta::harness

@@ -64,6 +64,7 @@ engine::PropertyTable make_fla_table(const Spec& spec) {
       writes_into_any_buffer(spec, valid, classes),
   };
   table.properties[2].sentence = "satisfies the SPEC's five invariants";
+  table.workload_classes = [](const Workload& w) { return fla_edge_classes(w); };
   table.classes = {{"", all_fla_edge_classes(), true},
                    {"invalid: ", all_fla_invalid_rules(), false},
                    {"huge batch: ", all_fla_huge_batch_classes(), false}};

@@ -100,6 +100,7 @@ engine::PropertyTable make_mamba_table() {
       writes_into_any_buffer(spec(), valid, classes),
   };
   table.properties[2].sentence = "satisfies the SPEC's seven invariants";
+  table.workload_classes = [](const Workload& w) { return edge_classes(w); };
   table.classes = {{"", all_edge_classes(), true},
                    {"invalid: ", all_invalid_rules(), false},
                    {"huge batch: ", all_huge_batch_classes(), false}};

@@ -42,7 +42,8 @@ _Settings = settings  # check()'s `settings` argument hides the class inside it
 
 __all__ = ["compute_chunk_metadata", "prepare_chunk_indices", "prepare_chunk_offsets", "max_output_sizes",
            "fla_max_output_sizes", "check", "replay", "settings", "Phase", "properties", "SPECS", "InvalidWorkload",
-           "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES", "shipped_corpus", "__version__"]
+           "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES", "shipped_corpus", "edge_classes",
+           "__version__"]
 __version__ = _chunkmeta.__version__
 
 
@@ -96,6 +97,17 @@ def __getattr__(name):
 def properties(spec="mamba"):
     """The properties check() runs for ``spec``, in order."""
     return tuple(_chunkmeta._properties(spec))
+
+
+def edge_classes(spec="mamba"):
+    """The edge classes of ``spec``'s workloads: what the summary counts, and
+    what ``check(fn, exclude=[...])`` can leave out of the domain."""
+    return tuple(_chunkmeta._all_edge_classes(spec))
+
+
+def _names(exclude):
+    # One class name alone is a name, not its characters.
+    return [exclude] if isinstance(exclude, str) else list(exclude or [])
 
 
 #: Mamba's properties (``properties("mamba")``).
@@ -374,11 +386,13 @@ def check(fn, *, spec="mamba", settings=None, **changes):
     try:
         with alarm:
             result = _chunkmeta._check(
-                fn, spec=spec, name=f"python:{module}:{qualname}", cases=int(chosen.cases), seed=chosen.seed,
+                fn, spec=spec, name=f"python:{module}:{qualname}", cases=int(chosen.cases),
+                min_cases=int(chosen.min_cases or 0), seed=chosen.seed,
                 valid_only=bool(chosen.valid_only), time_budget=float(chosen.time_budget),
                 report_dir=None if chosen.report_dir is None else Path(chosen.report_dir), arrays=arrays,
                 corpus=replayed + corpus, fail_fast=bool(chosen.fail_fast), keep_going=bool(chosen.keep_going),
-                properties=list(chosen.properties or []), generate=Phase.generate in phases,
+                properties=list(chosen.properties or []), exclude=_names(chosen.exclude),
+                generate=Phase.generate in phases,
                 shrink=Phase.shrink in phases, timeout=float(chosen.timeout or 0),
                 alarm=alarm.arm if alarm.usable else None,
                 rerun_command=_rerun_command(fn, spec, not chosen.properties), verbose=bool(chosen.verbose))

@@ -21,15 +21,21 @@ class Phase(enum.Enum):
 
 
 _DEFAULTS = {
-    # Cases per property; 0: 1000, or as many as time_budget allows.
+    # The most cases per property (times its share); 0: 1000.
     "cases": 0,
+    # The least: what each property must run to count as run. Between the two,
+    # time_budget decides (a slow fn runs its floor, a fast one every case);
+    # 0: cases, all of them, whatever the time.
+    "min_cases": 200,
     # The run's seed; None: a random one, printed with every report.
     "seed": None,
     # True: fn is an engine function, sent valid workloads only; False: it must
     # also reject invalid ones like the library (raise with code, field, index).
     "valid_only": True,
-    # Seconds for the whole run (0: none).
-    "time_budget": 0.0,
+    # Seconds the properties share (the generate phase), above their floors;
+    # without a floor (min_cases=0) a budget that cuts a property short is not
+    # a pass. 0: none.
+    "time_budget": 6.0,
     # Where reports go; None: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports.
     "report_dir": None,
     # What fn is given: "torch" (CPU tensors, as the engine passes them),
@@ -44,6 +50,10 @@ _DEFAULTS = {
     "keep_going": False,
     # Names from properties(spec) to run; None: all.
     "properties": None,
+    # The engine's domain, stated: edge classes (edge_classes(spec)) it never
+    # sends, e.g. ("empty batch",). No case, shrink candidate or corpus entry
+    # in one is tried; the summary counts what was left out.
+    "exclude": (),
     # Seconds one call may take before it is cut short and reported as timed_out
     # (while shrinking, at most 10x the slowest answer so far); 0 or None: no limit.
     "timeout": 10.0,
@@ -131,8 +141,9 @@ def _default_settings():
 
 
 settings._profiles["default"] = _default_settings()
-# For a CI job: five times the cases, every property even after a replay
-# failure, and each stage printed as it runs.
-settings.register_profile("ci", cases=5000, keep_going=True, verbose=True)
+# For a CI job: 5,000 cases per property whatever the time, every property
+# even after a replay failure or a first bug (each distinct bug reported), and
+# each stage printed as it runs.
+settings.register_profile("ci", cases=5000, min_cases=0, time_budget=0.0, keep_going=True, verbose=True)
 # While finding a bug: each stage and failure printed, stop at the first failing property.
 settings.register_profile("debug", verbose=True, fail_fast=True)

@@ -234,16 +234,20 @@ const engine::Property* find_property(const engine::PropertyTable& table, const 
 }
 
 py::dict run_check(py::object fn, const std::string& spec_name, const std::string& name, int cases,
-                   std::optional<std::uint64_t> seed, bool valid_only, double time_budget,
+                   int min_cases, std::optional<std::uint64_t> seed, bool valid_only, double time_budget,
                    std::optional<std::filesystem::path> report_dir, const std::string& arrays,
                    std::vector<std::filesystem::path> corpus, bool fail_fast, bool keep_going,
-                   std::vector<std::string> only, bool generate, bool shrink, double timeout, py::object alarm,
-                   const std::string& rerun_command, bool verbose) {
+                   std::vector<std::string> only, std::vector<std::string> exclude, bool generate, bool shrink,
+                   double timeout, py::object alarm, const std::string& rerun_command, bool verbose) {
   const Spec& spec = spec_named(spec_name);
   const engine::PropertyTable& table = properties::table_of(spec);
   for (const auto& property : only) {
     if (find_property(table, property) == nullptr)
       throw py::value_error("unknown property '" + property + "' of spec " + spec_name);
+  }
+  if (auto unknown = table.unknown_edge_class(exclude)) {
+    throw py::value_error("exclude: '" + *unknown + "' is not an edge class of " + spec_name + "; its edge classes: " +
+                          table.edge_class_names());
   }
   auto python =
       python_implementation(std::move(fn), name, spec, array_kind(arrays), valid_only, timeout, std::move(alarm));
@@ -252,12 +256,15 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
   options.suite.cases = cases;
   options.suite.seed = seed;
   options.suite.time_budget_seconds = time_budget;
+  options.suite.min_cases = min_cases;
   if (report_dir) options.suite.report_dir = *report_dir;
   options.suite.only = std::move(only);
+  options.suite.excluded_classes = std::move(exclude);
   options.suite.include_library = false;
   options.suite.stop_at_first_failure = fail_fast;
   options.suite.shrink = shrink;
   options.properties_after_replay_failure = keep_going;
+  options.suite.distinct_bugs = keep_going;
   options.suite.rerun_command = rerun_command;
   options.suite.stop_requested = [state = python.state] { return state->interrupted; };
   if (verbose) options.progress = [](std::string_view what) { write_out(std::string(what)); };
@@ -352,7 +359,7 @@ std::vector<std::string> edge_classes_of(const std::string& spec, std::int64_t c
 }
 
 std::vector<std::string> all_edge_classes_of(const std::string& spec) {
-  return spec_named(spec).reads_computed_tokens() ? properties::all_edge_classes() : properties::all_fla_edge_classes();
+  return properties::table_of(spec_named(spec)).classes.front().names;
 }
 
 }  // namespace
@@ -364,9 +371,11 @@ void add_door(py::module_& m) {
   m.def("_set_timeout_type", [](py::object type) {
     shrink_timeout_type = new py::object(std::move(type));  // kept for the life of the process
   });
-  m.def("_check", &run_check, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("cases"), py::arg("seed"),
+  m.def("_check", &run_check, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("cases"), py::arg("min_cases"),
+        py::arg("seed"),
         py::arg("valid_only"), py::arg("time_budget"), py::arg("report_dir"), py::arg("arrays"), py::arg("corpus"),
-        py::arg("fail_fast"), py::arg("keep_going"), py::arg("properties"), py::arg("generate"), py::arg("shrink"),
+        py::arg("fail_fast"), py::arg("keep_going"), py::arg("properties"), py::arg("exclude"), py::arg("generate"),
+        py::arg("shrink"),
         py::arg("timeout"), py::arg("alarm"), py::arg("rerun_command"), py::arg("verbose"));
   m.def("_replay", &run_replay, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("paths"), py::arg("arrays"),
         py::arg("valid_only"));

@@ -160,3 +160,42 @@ def test_every_fla_mutant_is_caught_by_the_shipped_corpus_or_the_properties(name
 def test_unknown_spec_is_a_value_error():
     with pytest.raises(ValueError, match="fla.chunk_indices"):
         chunkmeta.check(fla_reference_procedure.reference_chunk_indices, spec="fla.indices")
+
+
+def test_a_stated_domain_leaves_out_the_empty_batch_the_engine_never_sends_and_finds_the_real_bug(tmp_path):
+    # vLLM's copy raises on an empty batch (which vLLM never sends): stated, the
+    # run tries no empty batch and reports its real bugs (chunk counts wrapping
+    # in int32, the sequence ids after an empty sequence).
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(fla_index.prepare_chunk_indices_vllm, spec="fla.chunk_indices", exclude=["empty batch"],
+                        corpus=[], seed=7, database=None, report_dir=tmp_path)
+    report = str(failed.value)
+    assert "expected a non-empty list" not in report and '"cu_seqlens":[0]}' not in report
+    assert '"cu_seqlens":[0,0,1]' in report
+    assert "Not tried, outside the stated domain" in failed.value.summary.text
+
+
+def test_no_workload_of_an_excluded_class_reaches_the_function_and_the_summary_counts_them(tmp_path):
+    def refuses_empty_batches(cu_seqlens, chunk_size):
+        assert cu_seqlens.numel() > 1, "an empty batch was sent"
+        return chunkmeta.prepare_chunk_indices(cu_seqlens, chunk_size)
+
+    summary = chunkmeta.check(refuses_empty_batches, spec="fla.chunk_indices", exclude="empty batch", cases=300,
+                              seed=8, database=None, report_dir=tmp_path)
+    assert summary.passed
+    counted = [line for line in summary.text.splitlines() if line.strip().endswith("empty batch")]
+    assert counted and int(counted[-1].split()[0]) > 0
+
+
+def test_keep_going_reports_each_distinct_bug_where_the_first_would_mask_the_rest(tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(fla_index.prepare_chunk_indices_vllm, spec="fla.chunk_indices", keep_going=True,
+                        corpus=[], seed=7, database=None, report_dir=tmp_path)
+    kinds = {p.counterexample["finding"] for p in failed.value.summary.properties if p.counterexample is not None}
+    assert {"raised", "mismatch"} <= kinds, kinds
+
+
+def test_an_edge_class_the_spec_does_not_have_is_a_value_error_naming_the_classes():
+    with pytest.raises(ValueError, match="empty batch"):
+        chunkmeta.check(fla_index.prepare_chunk_indices_vllm, spec="fla.chunk_indices", exclude=["empty batches"])
+    assert "empty batch" in chunkmeta.edge_classes("fla.chunk_indices")

@@ -518,6 +518,9 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--fail-fast", options.stop_at_first_failure,
                   "Stop at the first failure's minimal report (skip the remaining properties)");
+    cmd->add_option("--exclude", options.excluded_classes,
+                    "An edge class the engine never sends (repeatable; a wrong name lists them): no case, shrink "
+                    "candidate or corpus entry in it is tried, and the summary counts what was left out");
     cmd->add_flag("--keep-going", keep_going,
                   "Run the properties even for an implementation whose corpus replay already fails (default: "
                   "report the replay's shrunk failure and skip them)");
@@ -686,11 +689,20 @@ int main(int argc, char** argv) {
   const auto specs = specs_of(spec_name, static_cast<bool>(*verify_cmd));
   if (specs.empty()) return kExitUsage;
   if (!known_properties(specs, options.only)) return kExitUsage;
+  for (const Spec* spec : specs) {
+    const auto& table = properties::table_of(*spec);
+    if (auto unknown = table.unknown_edge_class(options.excluded_classes)) {
+      std::cerr << "chunkmeta: --exclude \"" << *unknown << "\" is not an edge class of " << spec->name()
+                << "; its edge classes: " << table.edge_class_names() << "\n";
+      return kExitUsage;
+    }
+  }
   if (*seed_opt || *check_seed_opt) options.seed = seed;
   if (!report_dir.empty()) options.report_dir = report_dir;
   engine::CheckOptions run;
   run.corpus = corpus_inputs;
   run.properties_after_replay_failure = keep_going;
+  options.distinct_bugs = keep_going;
   // A program without its corpus beside it (copied out of its prefix) replays none and says so.
   const bool default_corpus_missing = !*verify_corpus_opt && !*check_corpus_opt && !std::filesystem::exists(corpus_inputs.front());
   if (default_corpus_missing) {
@@ -713,6 +725,7 @@ int main(int argc, char** argv) {
     rerun += " --impl {implementation} --property {property} --seed {seed}";
     if (resolve.valid_only) rerun += " --valid-only";
     if (resolve.plugins_in_process) rerun += " --in-process";
+    for (const auto& name : options.excluded_classes) rerun += " --exclude " + harness::shell_quote(name);
     if (*check_cmd->get_option("--timeout")) {
       std::ostringstream timeout;
       timeout << resolve.timeout_seconds;

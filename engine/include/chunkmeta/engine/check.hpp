@@ -26,6 +26,7 @@ struct ReplayResult {
   int files = 0;
   int unreadable = 0;
   std::vector<harness::Counterexample> failures;
+  int left_out = 0;   // entries outside the stated domain, not replayed
   std::string text;  // each failure's report, the unreadable files, then one summary line
   // check(): for each implementation and kind of finding, its smallest failing
   // entry shrunk (or, for an invalid workload, as found), written out.
@@ -37,8 +38,11 @@ struct ReplayResult {
 // Replays every corpus entry under `inputs` (files or folders) against
 // `implementations`: each entry against those of its spec (entries of
 // other specs count as files, and are replayed against none).
+// `outside` (if given) names the excluded class of a workload outside the
+// stated domain ("" for none): such entries are not replayed, only counted.
 ReplayResult replay_corpus(const std::vector<harness::Implementation>& implementations,
-                           const std::vector<std::filesystem::path>& inputs);
+                           const std::vector<std::filesystem::path>& inputs,
+                           const std::function<std::string(const Workload&)>& outside = nullptr);
 
 struct CheckOptions {
   SuiteOptions suite;

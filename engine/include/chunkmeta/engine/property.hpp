@@ -70,7 +70,14 @@ struct PropertyTable {
   const harness::Spec* spec = nullptr;
   std::vector<Property> properties;
   std::vector<ClassGroup> classes;
+  // The edge classes of a valid workload (the first group's names): what a
+  // stated domain leaves out (SuiteOptions::excluded_classes).
+  std::function<std::vector<std::string>(const Workload&)> workload_classes;
   const Property* find(std::string_view name) const;
+  // The names a domain can leave out, "a", "b", ... for messages.
+  std::string edge_class_names() const;
+  // The first of `names` that is not an edge class of this table, or nullopt.
+  std::optional<std::string> unknown_edge_class(std::span<const std::string> names) const;
 };
 
 }  // namespace chunkmeta::engine

@@ -31,10 +31,26 @@ struct SuiteOptions {
   std::vector<std::string> only;      // run only these properties (empty: all)
   bool include_library = true;        // also run the Scope::library properties
   bool stop_at_first_failure = false; // the mutant catalogue needs only the first counterexample
+  // Every distinct bug (keep_going): a failure shrinks only through cases that
+  // fail the same way (a wrong answer never slips into an earlier crash), and
+  // is the same bug as an earlier report only when it shrinks to it. Off: a
+  // property that fails on an earlier report's workload is that bug, found fast.
+  bool distinct_bugs = false;
+  // Without distinct_bugs, once the implementation has a minimal report each
+  // later property runs at most this many cases (times its share): the verdict
+  // is NOT VERIFIED whatever they find, and most find that bug again in their
+  // first call. The summary lists them as cut short. 0: every property in full.
+  int cases_after_a_bug = 100;
   // Wall-clock budget for the whole suite (0: none). Each property gets an even
   // share of what is left and runs in rounds (seed, seed+1, ...) until its share
   // or its case count is used up; without `cases`, a budget alone sets no limit.
   double time_budget_seconds = 0;
+  // With a time budget: the cases each property must run to count as run
+  // (times its case_share); more run while its share of the budget lasts, up
+  // to its case count, and no deadline cuts a property below it (a slow
+  // implementation takes longer rather than go unverified). 0: the budget
+  // rules as above.
+  int min_cases = 0;
   bool prefetch = true;               // batch answers through compute_batch when the implementation has it
   // Polled before every case and shrink step: once true, the run ends at once,
   // keeping a shrink in progress as its smallest failure so far.
@@ -52,7 +68,14 @@ struct SuiteOptions {
   // Told, as they happen, of failures found (written out at once, marked
   // "shrinking") and of a long shrink's progress.
   std::function<void(std::string_view)> progress;
+  // The engine's domain, stated: edge classes (PropertyTable::workload_classes)
+  // it never sends. No case, shrink candidate or corpus entry that asks for a
+  // workload in one is tried; the summary lists what was left out.
+  std::vector<std::string> excluded_classes;
 };
+
+// The excluded class a workload is in ("" for none; invalid workloads are in none).
+std::string outside_domain(const PropertyTable& table, const SuiteOptions& options, const Workload& workload);
 
 // The seed a run uses: options.seed, else $CHUNKMETA_SEED, else a random one
 // (drawn once per process).
@@ -76,6 +99,7 @@ struct PropertyResult {
   std::uint64_t seed = 0;
   std::string message;  // what failed when there is no counterexample to show
   std::map<std::string, int> edge_classes;  // class -> cases that hit it
+  std::map<std::string, int> left_out;      // excluded class -> cases and shrink candidates not tried
   int rounds = 0;                  // runs of the loop (more than 1 under a time budget)
   double seconds = 0;              // wall time of the property
   double implementation_seconds = 0;  // of which waiting for the implementation (calls and batches)
@@ -95,7 +119,7 @@ struct PropertyResult {
 
 // One property (of the implementation's spec's table) on one implementation.
 PropertyResult run_property(const Property& property, const Implementation& implementation,
-                            const SuiteOptions& options);
+                            const SuiteOptions& options, const PropertyTable* table = nullptr);
 
 struct SuiteResult {
   const PropertyTable* table = nullptr;

@@ -73,6 +73,8 @@ class ReportSlot {
   std::optional<WrittenFiles> write(const Counterexample& counterexample, std::string* error, bool final);
   // The files of the latest write.
   const std::optional<WrittenFiles>& files() const { return files_; }
+  // Removes what the slot wrote (a finding that did not hold).
+  void withdraw();
 
  private:
   std::filesystem::path dir_;
