@@ -97,9 +97,9 @@ std::optional<Misbehaviour> AnswerDecoder::take_answer(std::string_view line, st
     id = result->id;
     answer = Outcome(std::move(result->arrays));
   } else {
-    if (nests_deeper_than(line)) return malformed("printed a line nested more than " + std::to_string(kMaxJsonDepth) + " deep", line);
-    const Json value = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) return malformed("printed a line that is not JSON", line);
+    auto parsed = parse_json_bounded(line);
+    if (const auto* why = std::get_if<std::string>(&parsed)) return malformed("printed a line that is " + *why, line);
+    const Json& value = std::get<Json>(parsed);
     if (!value.is_object()) return malformed("printed a line that is not a JSON object", line);
     has_id = value.contains("id");
     if (has_id && value["id"].is_number_unsigned()) id = value["id"].get<std::uint64_t>();

@@ -25,9 +25,9 @@ std::variant<CorpusEntry, std::string> load_corpus_entry(const std::filesystem::
   std::ostringstream read;
   read << in.rdbuf();
   const std::string text = read.str();
-  if (nests_deeper_than(text)) return path.string() + ": nested more than " + std::to_string(kMaxJsonDepth) + " deep";
-  const Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) return path.string() + ": not valid JSON";
+  auto parsed = parse_json_bounded(text);
+  if (const auto* why = std::get_if<std::string>(&parsed)) return path.string() + ": " + *why;
+  const Json& value = std::get<Json>(parsed);
   CorpusEntry entry;
   entry.path = path;
   const bool wrapped = value.is_object() && value.contains("workload");

@@ -111,7 +111,8 @@ std::variant<std::vector<Implementation>, std::string> plugin_table_in_child(con
   std::size_t start = 0;
   for (std::size_t end; readable && (end = child.out.find('\n', start)) != std::string::npos; start = end + 1) {
     const auto line = std::string_view(child.out).substr(start, end - start);
-    const Json row = nests_deeper_than(line) ? Json() : Json::parse(line, nullptr, false);
+    auto parsed = parse_json_bounded(line);
+    const Json row = std::holds_alternative<Json>(parsed) ? std::move(std::get<Json>(parsed)) : Json();
     if (row.is_object() && row.contains("error") && row["error"].is_string()) {
       refused = row["error"].get<std::string>();
       continue;

@@ -291,6 +291,13 @@ bool nests_deeper_than(std::string_view text, int limit) noexcept {
   return false;
 }
 
+std::variant<Json, std::string> parse_json_bounded(std::string_view text) {
+  if (nests_deeper_than(text)) return "nested more than " + std::to_string(kMaxJsonDepth) + " deep";
+  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return std::string("not valid JSON");
+  return value;
+}
+
 namespace {
 
 std::string why_not_json(std::string_view text) {

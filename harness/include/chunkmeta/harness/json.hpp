@@ -74,6 +74,10 @@ Json failure_json(const Misbehaviour& misbehaviour);
 inline constexpr int kMaxJsonDepth = 64;
 // True when `text` nests arrays or objects deeper than `limit` (text inside strings skipped).
 bool nests_deeper_than(std::string_view text, int limit = kMaxJsonDepth) noexcept;
+// `text` parsed without exceptions and never deeper than kMaxJsonDepth: the
+// value, or why not ("nested more than 64 deep", "not valid JSON"). Every
+// reader of untrusted JSON (corpus files, answers, plugin tables) starts here.
+std::variant<Json, std::string> parse_json_bounded(std::string_view text);
 
 // One compact line; invalid UTF-8 (echoed from bad input) is replaced, not thrown.
 std::string dump_line(const Json& value);
