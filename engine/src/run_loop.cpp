@@ -401,7 +401,17 @@ class Round {
             answers.push_back(std::move(answer_one_by_one(std::span<const Workload>(&current->asks[a], 1), false)[0]));
           }
         }
-        if (auto verdict = judge(c, answers)) {
+        auto verdict = judge(c, answers);
+        if (verdict && unconfirmed_timeout(*verdict)) {
+          // A stall of the machine is over at once: asked again with the
+          // ordinary limit, the case passes, and costs no shrink. A hang
+          // times out again, and is shrunk, then confirmed (confirmed()).
+          cancel_and_land(next.get());  // the implementation takes one caller at a time
+          const int asked = ask_timeouts_again(std::span<const Workload>(current->asks).subspan(first, past - first), answers);
+          verdict = judge(c, answers);
+          if (!verdict) result_.slow_calls += asked;
+        }
+        if (verdict) {
           cancel_and_land(next.get());  // the implementation is free again before shrinking asks it anything
           // A timeout's answers are kept: if its smallest case does not time out
           // again, this one is asked again (confirmed() below).
@@ -569,6 +579,21 @@ class Round {
   // timeout of this run was confirmed (the verdict is NOT VERIFIED already).
   bool unconfirmed_timeout(const Counterexample& cx) const {
     return cx.finding.kind == harness::FindingKind::timed_out && impl_.confirm && !timeout_confirmed_before();
+  }
+
+  // Asks the workloads whose answers timed out once more, with the ordinary
+  // limit; returns how many.
+  int ask_timeouts_again(std::span<const Workload> asks, std::vector<Answer>& answers) {
+    int asked = 0;
+    for (std::size_t a = 0; a < answers.size(); ++a) {
+      if (!timed_out(answers[a])) continue;
+      const auto start = Clock::now();
+      answers[a] = impl_.compute(asks[a]);
+      result_.implementation_seconds += seconds_since(start);
+      ++result_.implementation_calls;
+      ++asked;
+    }
+    return asked;
   }
 
   // The failure as judged once its timeouts are asked again (its answers as
