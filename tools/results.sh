@@ -2,13 +2,12 @@
 # Writes docs/results.md: every measured figure the docs refer to, from one run
 # of the project's scripts on this machine, with the commit, date and machine.
 # The reference pages state contracts and targets; figures live here only.
-#   tools/results.sh [SECTION...]   sections: library python throughput report fuzz coverage (default: all)
+#   tools/results.sh [SECTION...]   sections: library python throughput report stall fuzz coverage (default: all)
 # About 25 minutes on 2 cores (coverage and time-to-report take most). Run it
 # on a quiet machine: figures of one run are compared with each other.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(library python throughput report fuzz coverage)
 out=docs/results.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -65,6 +64,8 @@ throughput() {
 
 report() { tools/time_to_report.sh build/default both; }
 
+stall() { PYTHONPATH=build/default/python "$torch_python" bench/stall_tolerance.py --seeds 20; }
+
 # Each fuzz target for 30 s in one process (ASan+UBSan, libFuzzer, the `fuzz`
 # preset) from its committed corpus: executions per second and coverage features.
 fuzz() {
@@ -98,16 +99,27 @@ coverage() {
   echo '```'
 }
 
+# Each section: its title, how it was measured, and the function that prints it.
+all_sections=(library python throughput report stall fuzz coverage)
+declare -A titles=(
+  [library]="Library (C++)" [python]="Python drop-ins" [throughput]="Throughput of check, per door"
+  [report]="Time to a report" [stall]="A correct function on a stalling machine" [fuzz]="Fuzzing"
+  [coverage]="Coverage of lib/")
+declare -A hows=(
+  [library]="\`chunkmeta_bench\` (Google Benchmark, the fastest of 3 repetitions: noise only adds time), the SPEC's four anchors at C = 64, 256 and 2048: ns per call of \`reference\`, \`fast\`, \`fast_into\` and a write bound that only writes as many int32 entries."
+  [python]="\`bench/python_bench.py\` (best of 7 runs)."
+  [throughput]="\`tools/check_throughput.sh\`: one run per door, seed 20261202."
+  [report]="\`tools/time_to_report.sh\`: every catalogue mutant, and runaway, crashing and hanging implementations, through each door; seconds from the command's start to the first report, to the first minimal report (printed as soon as a property's shrinking ends) and to the exit (seed 20261202; corpus: the project's corpus replayed first, as a user's run; no-corpus: found by the properties alone)."
+  [stall]="\`bench/stall_tolerance.py\`: the SPEC's procedure in Python with a 3 s stall in 1 of 200 calls (its own seeded stream), \`chunkmeta.check()\` with 300 cases per property for seeds 1-20; every run must be VERIFIED, the stalls that ran past a call's limit listed as slow calls."
+  [fuzz]="Each target 30 s in one process under ASan+UBSan (preset \`fuzz\`), from its committed corpus."
+  [coverage]="\`tools/coverage.sh\` (clang source-based): every ctest test, then the committed corpus replays alone; the library's totals and its FLA files.")
+declare -A printers=([library]=library [python]=python_figures [throughput]=throughput [report]=report [stall]=stall
+                     [fuzz]=fuzz [coverage]=coverage)
+
+[ ${#sections[@]} -eq 0 ] && sections=("${all_sections[@]}")
 for name in "${sections[@]}"; do
-  case "$name" in
-    library) section library "Library (C++)" "\`chunkmeta_bench\` (Google Benchmark, the fastest of 3 repetitions: noise only adds time), the SPEC's four anchors at C = 64, 256 and 2048: ns per call of \`reference\`, \`fast\`, \`fast_into\` and a write bound that only writes as many int32 entries." library ;;
-    python) section python "Python drop-ins" "\`bench/python_bench.py\` (best of 7 runs)." python_figures ;;
-    throughput) section throughput "Throughput of check, per door" "\`tools/check_throughput.sh\`: one run per door, seed 20261202." throughput ;;
-    report) section report "Time to a report" "\`tools/time_to_report.sh\`: every catalogue mutant, and runaway, crashing and hanging implementations, through each door; seconds from the command's start to the first report, to the first minimal report (printed as soon as a property's shrinking ends) and to the exit (seed 20261202; corpus: the project's corpus replayed first, as a user's run; no-corpus: found by the properties alone)." report ;;
-    fuzz) section fuzz "Fuzzing" "Each target 30 s in one process under ASan+UBSan (preset \`fuzz\`), from its committed corpus." fuzz ;;
-    coverage) section coverage "Coverage of lib/" "\`tools/coverage.sh\` (clang source-based): every ctest test, then the committed corpus replays alone; the library's totals and its FLA files." coverage ;;
-    *) echo "unknown section $name" >&2; exit 2 ;;
-  esac
+  [ -n "${titles[$name]:-}" ] || { echo "unknown section $name" >&2; exit 2; }
+  section "$name" "${titles[$name]}" "${hows[$name]}" "${printers[$name]}"
 done
 
 {
@@ -116,11 +128,11 @@ done
   echo "Written by \`tools/results.sh\`; do not edit by hand. Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/results.md' || echo ' (with local changes)'), $(date -u '+%Y-%m-%d %H:%M UTC')."
   echo "Machine: $(machine)."
   echo
-  for name in library python throughput report fuzz coverage; do
+  for name in "${all_sections[@]}"; do
     if [ -f "$work/$name.md" ]; then
       cat "$work/$name.md"
     elif [ -f "$out" ]; then  # a section not re-run keeps its last figures, marked as such
-      awk -v title="$(case $name in library) echo 'Library (C++)';; python) echo 'Python drop-ins';; throughput) echo 'Throughput of check, per door';; report) echo 'Time to a report';; fuzz) echo 'Fuzzing';; coverage) echo 'Coverage of lib/';; esac)" '
+      awk -v title="${titles[$name]}" '
         $0 == "## " title {show = 1; print; print ""; print "(From an earlier run: not re-run this time.)"; next}
         show && /^## / {show = 0}
         show && /^\(From an earlier run/ {getline; next}  # the old marker and its blank line: one marker, not one per re-run
