@@ -264,24 +264,27 @@ class Round {
     });
   }
 
-  // A timeout counts only when it holds: the workload is asked once more with
-  // a longer limit (the door's harness::CallBudget::confirmation_limit). An answer then is
-  // judged like any other, and the call is counted as slow; a second timeout
-  // is the finding, saying it was asked twice.
-  void reconfirm_timeouts(std::span<const Workload> asks, std::vector<Answer>& answers) {
+  // A timeout counts only when it holds: the workloads whose answers timed
+  // out are asked once more, with the ordinary limit (a stall of the machine
+  // is over by then) or a longer one (the door's
+  // harness::CallBudget::confirmation_limit, where a second timeout is the
+  // finding and says it was asked twice). An answer then is judged like any
+  // other, and the call is counted as slow.
+  enum class Limit { ordinary, longer };
+  void ask_timeouts_again(std::span<const Workload> asks, std::vector<Answer>& answers, Limit limit) {
     if (!impl_.confirm || timeout_confirmed_before()) return;
     for (std::size_t a = 0; a < answers.size(); ++a) {
       if (!timed_out(answers[a])) continue;
       const double expired = std::get<harness::Misbehaviour>(answers[a]).limit_seconds;
       const auto start = Clock::now();
-      Answer again = impl_.confirm(asks[a], expired);
+      Answer again = limit == Limit::longer ? impl_.confirm(asks[a], expired) : impl_.compute(asks[a]);
       result_.implementation_seconds += seconds_since(start);
       ++result_.implementation_calls;
-      if (timed_out(again)) {
+      if (!timed_out(again)) {
+        ++result_.slow_calls;
+      } else if (limit == Limit::longer) {
         std::get<harness::Misbehaviour>(again).summary +=
             " (the second time: it timed out within " + std::to_string(expired).substr(0, 5) + " s first)";
-      } else {
-        ++result_.slow_calls;
       }
       answers[a] = std::move(again);
     }
@@ -407,9 +410,9 @@ class Round {
           // ordinary limit, the case passes, and costs no shrink. A hang
           // times out again, and is shrunk, then confirmed (confirmed()).
           cancel_and_land(next.get());  // the implementation takes one caller at a time
-          const int asked = ask_timeouts_again(std::span<const Workload>(current->asks).subspan(first, past - first), answers);
+          ask_timeouts_again(std::span<const Workload>(current->asks).subspan(first, past - first), answers,
+                             Limit::ordinary);
           verdict = judge(c, answers);
-          if (!verdict) result_.slow_calls += asked;
         }
         if (verdict) {
           cancel_and_land(next.get());  // the implementation is free again before shrinking asks it anything
@@ -575,25 +578,10 @@ class Round {
   }
 
   // A timeout counts only once asked again with a longer limit
-  // (reconfirm_timeouts): not when the door cannot ask again, nor once a
+  // (ask_timeouts_again): not when the door cannot ask again, nor once a
   // timeout of this run was confirmed (the verdict is NOT VERIFIED already).
   bool unconfirmed_timeout(const Counterexample& cx) const {
     return cx.finding.kind == harness::FindingKind::timed_out && impl_.confirm && !timeout_confirmed_before();
-  }
-
-  // Asks the workloads whose answers timed out once more, with the ordinary
-  // limit; returns how many.
-  int ask_timeouts_again(std::span<const Workload> asks, std::vector<Answer>& answers) {
-    int asked = 0;
-    for (std::size_t a = 0; a < answers.size(); ++a) {
-      if (!timed_out(answers[a])) continue;
-      const auto start = Clock::now();
-      answers[a] = impl_.compute(asks[a]);
-      result_.implementation_seconds += seconds_since(start);
-      ++result_.implementation_calls;
-      ++asked;
-    }
-    return asked;
   }
 
   // The failure as judged once its timeouts are asked again (its answers as
@@ -602,7 +590,7 @@ class Round {
   std::optional<Failure> asked_again(Failure failure) {
     const auto asks = property_.asks(failure.found);
     auto answers = failure.answers.empty() ? answer_one_by_one(asks, true) : std::move(failure.answers);
-    reconfirm_timeouts(asks, answers);
+    ask_timeouts_again(asks, answers, Limit::longer);
     if (memo_ != nullptr) {
       for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], answers[a]);
     }

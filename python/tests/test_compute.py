@@ -188,17 +188,23 @@ def test_releases_the_gil_while_computing_a_large_workload():
     thread = threading.Thread(target=spin)
     thread.start()
     running.wait()
+    seen = []
     try:
-        before = progress
-        started = time.perf_counter()
-        outputs = chunkmeta.compute_chunk_metadata(1, 1, computed, starts)
-        elapsed = time.perf_counter() - started
-        during = progress - before
+        # On a loaded machine the other thread may not be scheduled during one
+        # call: any of five calls shows whether the GIL was released.
+        for _ in range(5):
+            before = progress
+            started = time.perf_counter()
+            outputs = chunkmeta.compute_chunk_metadata(1, 1, computed, starts)
+            seen.append((progress - before, time.perf_counter() - started))
+            if seen[-1][0] > 1000:
+                break
     finally:
         stop.set()
         thread.join()
     assert outputs[1].numel() == 2**25
-    assert during > 1000, f"the other thread advanced {during} times in {elapsed * 1e3:.1f} ms"
+    assert seen[-1][0] > 1000, "the other thread advanced " + ", ".join(
+        f"{during} times in {elapsed * 1e3:.1f} ms" for during, elapsed in seen)
 
 
 def resident_bytes():
