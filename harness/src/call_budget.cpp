@@ -47,7 +47,7 @@ void CallBudget::measured(double units, double seconds) {
 double CallBudget::by_size(double units) const { return std::max(2.0, 20 * unit_seconds_ * units); }
 
 double CallBudget::confirmation_limit(double expired, double units) const {
-  return std::min(timeout_, 2 * std::max(expired, by_size(units)));
+  return std::min(timeout_, std::max(2 * expired, by_size(units)));
 }
 
 }  // namespace chunkmeta::harness

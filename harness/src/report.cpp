@@ -90,10 +90,6 @@ std::string omitted(const Spec& spec, const Outcome& outcome) {
   return text.str();
 }
 
-Json outcome_for_report(const Spec& spec, const Outcome& outcome) {
-  if (entries(spec, outcome) <= kShownEntries) return to_json(spec, outcome);
-  return Json{{"omitted", omitted(spec, outcome)}};
-}
 
 // Terminal text for long arrays: a 32,769-row workload is one screenful, not
 // 200. Runs of an equal value print as "v (N times)", arithmetic progressions
@@ -223,6 +219,11 @@ std::string replay_command(const Spec& spec, const std::string& implementation, 
   const std::string named = &spec == &mamba_spec() ? "" : " --spec " + std::string(spec.name());
   return shell_quote(program()) + " replay" + named + " --impl " + shell_quote(implementation) + " " +
          shell_quote(file.string());
+}
+
+Json outcome_for_report(const Spec& spec, const Outcome& outcome) {
+  if (entries(spec, outcome) <= kShownEntries) return to_json(spec, outcome);
+  return Json{{"omitted", omitted(spec, outcome)}};
 }
 
 Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files) {

@@ -652,6 +652,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   // waiting costs a restart and the same timeout again (see below), at each step.
   std::size_t window = s.budget.shrinking_a_hang() ? 1 : s.options.window;
   bool spare_asked = false;  // for this wait, once it is half over (see below)
+  std::size_t timed_out_once = static_cast<std::size_t>(-1);  // the workload a restart below sent again
   std::string outbuf;            // bytes queued for its stdin
   std::size_t out_offset = 0;
   auto last_progress = Clock::now();
@@ -704,6 +705,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       // already and hang on a later one. Send them again one at a time to a
       // fresh process, so that the hang is blamed on the workload that hangs.
       s.budget.cut_short();
+      timed_out_once = answers.size();
       s.stop(false);
       s.start();
       if (!s.running()) {
@@ -732,6 +734,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
                                          "gave no answer within " + std::to_string(timeout).substr(0, 5) + " s" + why +
                                              " (killed; it may be stuck, or waiting for input after skipping a line)");
       hang.limit_seconds = timeout;
+      hang.asked_twice = answers.size() == timed_out_once;
       return fail(std::move(hang), true);
     }
     // A wait past half its limit may end in a kill: the process that would

@@ -217,7 +217,8 @@ py::dict counterexample_dict(const harness::Counterexample& cx, const std::optio
   d["finding"] = std::string(harness::to_string(cx.finding.kind));
   d["summary"] = cx.finding.summary;
   d["status"] = cx.status;
-  d["actual"] = cx.finding.actual ? py::object(py::str(harness::to_json(spec, *cx.finding.actual).dump())) : py::none();
+  d["actual"] = cx.finding.actual ? py::object(py::str(harness::outcome_for_report(spec, *cx.finding.actual).dump()))
+                                  : py::none();
   d["report"] = harness::render(cx, files);
   d["report_file"] = files ? py::object(py::str(files->report.string())) : py::none();
   d["corpus_file"] = files && !files->corpus_entry.empty() ? py::object(py::str(files->corpus_entry.string())) : py::none();

@@ -11,10 +11,11 @@
 //   small workload is cut in seconds, a large workload keeps the time its size
 //   needs.
 // A limit that expired is re-confirmed before it counts as a finding (a busy
-// machine stalls correct code too): the workload is asked once more with
-// confirmation_limit(), twice the limit that expired and at least twice what
-// a fresh call of its size gets (so at least 4 s), within the whole timeout;
-// confirming() gives that call exactly that limit.
+// machine stalls correct code too): the run loop first asks it again with the
+// ordinary limit (a stall is over by then), and a timeout that holds, once
+// shrunk, is asked once more with confirmation_limit(): twice the limit that
+// expired and at least what a fresh call of its size gets (so at least 2 s),
+// within the whole timeout; confirming() gives that call exactly that limit.
 #pragma once
 
 #include <string_view>

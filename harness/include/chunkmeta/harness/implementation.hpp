@@ -47,6 +47,7 @@ struct Misbehaviour {
   std::string summary;  // one sentence: "the process was killed by signal 11 (SIGSEGV)"
   std::string detail;   // evidence: the end of its stderr, the line it printed, a traceback
   double limit_seconds = 0;  // timed_out: the limit that ran out (what a re-confirmation doubles)
+  bool asked_twice = false;  // timed_out: the door already asked it again with the ordinary limit
 };
 
 // What an implementation gives back for one workload.

@@ -40,6 +40,9 @@ const std::string& program();
 std::string replay_command(const Spec& spec, const std::string& implementation, const std::filesystem::path& file);
 
 Json to_json(const Counterexample& counterexample, const std::optional<WrittenFiles>& files = std::nullopt);
+// An outcome as reports show it: whole up to 100,000 entries, else
+// {"omitted": what it holds} (tens of millions of chunks are gigabytes of JSON).
+Json outcome_for_report(const Spec& spec, const Outcome& outcome);
 std::string render(const Counterexample& counterexample, const std::optional<WrittenFiles>& files = std::nullopt);
 
 // For fuzz targets: print every failure's report and the input bytes, then
