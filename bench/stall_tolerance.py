@@ -60,7 +60,7 @@ def main():
                 verified += 1
             except chunkmeta.CheckFailed as failed:
                 verdict, text = "NOT VERIFIED: " + str(failed).splitlines()[0], failed.summary.text
-            slow = sum(int(count) for count in re.findall(r"\((\d+) calls? slow: timed out once", text))
+            slow = sum(int(count) for count in re.findall(r"\((\d+) calls? slow: timed out, then answered", text))
             print(f"| {seed} | {verdict} | {stalls[0]} | {slow} | {time.monotonic() - start:.1f} |", flush=True)
     print(f"\nJudged correct on {verified} of {args.seeds} seeds ({args.stall} s stall in 1 of {args.one_in} calls, "
           f"{args.cases} cases per property).")

@@ -97,7 +97,7 @@ std::string summarize(const std::vector<SuiteResult>& results) {
       if (p.passed && !p.stopped.empty()) os << " (" << p.stopped << ")";
       if (p.slow_calls > 0)
         os << " (" << p.slow_calls << (p.slow_calls == 1 ? " call" : " calls")
-           << " slow: timed out once, answered when asked again with a longer limit)";
+           << " slow: timed out, then answered when asked again)";
       os << "\n";
       for (const auto& [name, count] : p.edge_classes) seen.back().second[name] += count;
       for (const auto& [name, count] : p.left_out) left_out[name] += count;
