@@ -724,7 +724,9 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     if (left <= 0) {
       const std::string why(s.awaiting_first_answer ? "" : s.budget.why_adapted(pending_units));
       s.budget.cut_short();
-      if (stdin_open && out_offset == outbuf.size() && s.answers_probe(std::min(timeout / 2, 1.0))) {
+      // (Not for a confirmation: the timeouts before it were probed already.)
+      if (stdin_open && out_offset == outbuf.size() && !s.budget.confirmation_running() &&
+          s.answers_probe(std::min(timeout / 2, 1.0))) {
         return fail(s.misbehaviour(FindingKind::missing_output,
                                    "gave no answer for this workload: it answered a probe sent after it at once, "
                                    "so it skipped the line rather than hung (killed)"),

@@ -59,6 +59,8 @@ class CallBudget {
   }
 
   double timeout_seconds() const { return timeout_; }
+  // Whether the call now running is a confirmation (inside confirming()).
+  bool confirmation_running() const { return forced_ > 0; }
 
  private:
   enum class Rule { whole, after_hang, by_size };
