@@ -676,10 +676,10 @@ class Round {
   // Shrinks a failure and writes its report, as it shrinks and once done.
   // False when it did not hold (a timeout that answered when asked again):
   // its report is withdrawn and the case counts as passed.
-  bool report(const Failure& found, std::uint64_t seed, detail::ShrinkWatch& watch) {
+  bool report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watch) {
     const int cases_before = result_.cases;
-    Counterexample first = found.counterexample;
-    watch.on_failure(first, unconfirmed_timeout(first));
+    // Marked "shrinking" in place: its outputs may be huge, and it is not copied for that.
+    watch.on_failure(found.counterexample, unconfirmed_timeout(found.counterexample));
     if (impl_.shrinking) impl_.shrinking(true);
     std::optional<Failure> held = found.counterexample.duplicate_of.empty() ? known_bug(found) : found;
     if (!held) held = confirmed(found, shrink(found, watch), watch);
