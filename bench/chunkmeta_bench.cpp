@@ -1,4 +1,4 @@
-// Benchmarks the SPEC's anchor workloads (fixed seeds) at chunk sizes 64, 256
+// Benchmarks the spec's anchor workloads (fixed seeds) at chunk sizes 64, 256
 // and 2048: reference, fast (returning), fast_into (caller buffers), and a
 // write bound that only writes as many int32 outputs. Prints ratios at the end.
 #include <benchmark/benchmark.h>
@@ -48,7 +48,7 @@ std::vector<Anchor> batched(int rows) {
           {"short_rows_bs" + b + "x2k", rows, 2048, false}};
 }
 
-// Row lengths uniform in [mean/2, 3*mean/2] with a fixed seed, as the SPEC defines.
+// Row lengths uniform in [mean/2, 3*mean/2] with a fixed seed, as specs/mamba defines.
 EngineWorkload make(const Anchor& anchor, std::int64_t chunk) {
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int> length(anchor.mean_tokens / 2, 3 * anchor.mean_tokens / 2);

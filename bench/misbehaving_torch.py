@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Implementations that misbehave the way real ones do, for tools/time_to_report.sh:
-correct (the SPEC's procedure on int32 torch tensors) until a workload of two or
+correct (the spec's procedure on int32 torch tensors) until a workload of two or
 more rows, then
 
   runaway  a 32-bit round-up that wrapped, now counting to 2^32 in Python;

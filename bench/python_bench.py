@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python drop-ins against what engines run today, and against the C++ library.
 
-Mamba (SPEC Part 1's four anchor workloads, chunk size 256 by default; row
+Mamba (the mamba contract's four anchor workloads, chunk size 256 by default; row
 lengths uniform in [mean/2, 3*mean/2] with a fixed seed; computed tokens 0, or
 uniform in [1, 8191] and not a multiple of the chunk size in the unaligned one):
 
@@ -10,7 +10,7 @@ uniform in [1, 8191] and not a multiple of the chunk size in the unaligned one):
              tensors, numpy arrays, and out= into numpy and torch buffers
              (outputs created and written included);
   host path  what the engine does per step until int32 CPU tensors are ready to
-             upload: the SPEC's procedure in plain Python (examples/python/
+             upload: the spec's procedure in plain Python (examples/python/
              reference_procedure.py) and a closed-form Python rewrite (the
              proposal's own code is not in this repository: ours computes each
              row in closed form, no loop per chunk), each followed by
@@ -19,7 +19,7 @@ uniform in [1, 8191] and not a multiple of the chunk size in the unaligned one):
              persistent buffers (numpy views of torch tensors, as vLLM's
              CpuGpuBuffer keeps them; the lengths returned say what to upload).
 
-FLA (SPEC Part 2's anchors: B = 8 / 64 / 256 sequences of 1-8k tokens, C = 64,
+FLA (the FLA contract's anchors: B = 8 / 64 / 256 sequences of 1-8k tokens, C = 64,
 int32 torch cu_seqlens): chunk_indices and chunk_offsets together, FLA's
 current and older torch formulations (examples/python/fla_index.py) against
 chunkmeta's drop-ins, outputs created included, and with out= into buffers
@@ -114,8 +114,8 @@ def to_tensors(lists):
 def mamba_tables(chunk_size):
     original = load("reference_procedure").compute_chunk_metadata
     overhead = ["| workload | chunks | C++ fast_into | torch | numpy | out= numpy | out= torch |", "|---|---|---|---|---|---|---|"]
-    host = ["| workload | SPEC procedure + tensors | rewrite + tensors | chunkmeta, tensors | chunkmeta, out= buffers | "
-            "vs rewrite | vs rewrite, out= | vs SPEC procedure |", "|---|---|---|---|---|---|---|---|"]
+    host = ["| workload | spec procedure + tensors | rewrite + tensors | chunkmeta, tensors | chunkmeta, out= buffers | "
+            "vs rewrite | vs rewrite, out= | vs spec procedure |", "|---|---|---|---|---|---|---|---|"]
     for name, rows, mean, unaligned in ANCHORS:
         computed, starts = anchor_workload(rows, mean, unaligned, chunk_size)
         t_computed, t_starts = (torch.tensor(v, dtype=torch.int32) for v in (computed, starts))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A busy machine stalls correct code: is the verdict still right?
 
-A correct function (the SPEC's procedure, examples/python/reference_procedure.py)
+A correct function (the spec's procedure, examples/python/reference_procedure.py)
 that stalls for STALL seconds in one call of 200, at random (its own seeded
 stream), is checked by chunkmeta.check() with CASES cases per property (all of
 them, whatever the time) for each seed. A stall longer than a call's limit is

@@ -4,9 +4,9 @@
 // Each execution:
 //   - runs the reference and the picked implementation on the workload;
 //   - requires the answer to equal the reference's, entry by entry (a
-//     differing answer is also checked against the SPEC invariants);
+//     differing answer is also checked against the spec's invariants);
 //   - when the picked implementation is the reference itself, checks its
-//     answer against the SPEC's seven invariants.
+//     answer against the spec's seven invariants.
 // One implementation per execution keeps executions short under ASan; over a
 // run each implementation gets its share of inputs, and a mutation of byte 0
 // replays a workload through another one. `chunkmeta fuzz-shrink` checks a
@@ -14,6 +14,7 @@
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "fuzz_implementations.hpp"
+#include "mamba/mamba_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace chunkmeta::harness;

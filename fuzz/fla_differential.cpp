@@ -6,6 +6,7 @@
 // execution; `chunkmeta fuzz-shrink --target fla_differential` shrinks a finding.
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
+#include "fla/fla_spec.hpp"
 #include "fuzz_implementations.hpp"
 
 namespace {

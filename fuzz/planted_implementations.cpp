@@ -3,7 +3,7 @@
 // finding ends in a shrunk report.
 #include <algorithm>
 
-#include "../properties/mutants/mutants.hpp"
+#include "mutants.hpp"
 #include "fuzz_implementations.hpp"
 
 const std::vector<chunkmeta::harness::Implementation>& fuzz_implementations(const chunkmeta::harness::Spec& spec) {

@@ -24,7 +24,9 @@
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "chunkmeta/harness/spec.hpp"
+#include "fla/fla_spec.hpp"
 #include "fuzz_implementations.hpp"
+#include "mamba/mamba_spec.hpp"
 
 namespace {
 

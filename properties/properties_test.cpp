@@ -62,11 +62,11 @@ class PropertyTest : public testing::Test {
   std::string rerun_;
 };
 
-// Suites are named by spec and implementation: Mamba's as they always were
+// Suites are named by spec and implementation: the default spec's as they always were
 // ("Fast", "Library"), another spec's prefixed ("FlaChunkIndicesFast").
 void register_property_tests(const std::string& program) {
   for (const harness::Spec* spec : harness::all_specs()) {
-    const std::string prefix = spec == &harness::mamba_spec() ? "" : camel(std::string(spec->name()));
+    const std::string prefix = spec == &harness::default_spec() ? "" : camel(std::string(spec->name()));
     const engine::PropertyTable& table = properties::table_of(*spec);
     bool library_registered = false;
     for (const auto& implementation : spec->builtins()) {

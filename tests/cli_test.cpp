@@ -11,6 +11,8 @@
 
 #include "chunkmeta/chunkmeta.hpp"
 #include "chunkmeta/harness/json.hpp"
+#include "fla/fla_spec.hpp"
+#include "mamba/mamba_spec.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "cli_runner.hpp"
 
@@ -253,6 +255,37 @@ TEST(ComputeCommand, StopsWithAnErrorWhenItsOutputCannotBeWritten) {
   std::ifstream in(err);
   const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(said.find("cannot write the answers to standard output"), std::string::npos) << said;
+}
+
+// The description programs read (the Python adapter calls a function so): every
+// registered spec, its inputs in the engine's order with their slots, its outputs.
+TEST(SpecsCommand, DescribesEveryRegisteredSpecAsJsonWithItsInputsAndOutputsInOrder) {
+  const auto run = run_cli("specs --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto described = harness::Json::parse(run.out);
+  ASSERT_EQ(described.size(), harness::all_specs().size());
+  for (std::size_t i = 0; i < described.size(); ++i) {
+    const harness::Spec& spec = *harness::all_specs()[i];
+    const auto& entry = described[i];
+    EXPECT_EQ(entry["name"], spec.name());
+    EXPECT_EQ(entry["default"], &spec == &harness::default_spec());
+    ASSERT_EQ(entry["inputs"].size(), spec.inputs().size());
+    for (std::size_t k = 0; k < spec.inputs().size(); ++k) EXPECT_EQ(entry["inputs"][k]["name"], spec.inputs()[k].name);
+    ASSERT_EQ(entry["outputs"].size(), spec.outputs().size());
+    for (std::size_t k = 0; k < spec.outputs().size(); ++k)
+      EXPECT_EQ(entry["outputs"][k]["name"], spec.outputs()[k].name);
+    EXPECT_FALSE(entry["edge_classes"].empty()) << spec.name();
+  }
+}
+
+TEST(SpecsCommand, ListsEachSpecWithTheSignatureItsImplementationsTake) {
+  const auto run = run_cli("specs");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const harness::Spec* spec : harness::all_specs()) {
+    std::string inputs;
+    for (const auto& input : spec->inputs()) inputs += (inputs.empty() ? "" : ", ") + std::string(input.name);
+    EXPECT_NE(run.out.find("fn(" + inputs + ")"), std::string::npos) << run.out;
+  }
 }
 
 }  // namespace

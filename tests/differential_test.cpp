@@ -8,6 +8,8 @@
 
 #include "chunkmeta/chunkmeta.hpp"
 #include "chunkmeta/harness/json.hpp"
+#include "fla/fla_spec.hpp"
+#include "mamba/mamba_spec.hpp"
 
 namespace chunkmeta {
 namespace {

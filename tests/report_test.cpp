@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "chunkmeta/harness/oracle.hpp"
+#include "fla/fla_spec.hpp"
+#include "mamba/mamba_spec.hpp"
 #include "chunkmeta/harness/report.hpp"
 
 namespace chunkmeta::harness {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "chunkmeta/harness/json.hpp"
+#include "fla/fla_spec.hpp"
+#include "mamba/mamba_spec.hpp"
 
 namespace chunkmeta {
 namespace {
@@ -80,7 +82,7 @@ Workload random_workload(const harness::Spec& spec, std::mt19937_64& random) {
   Workload w{static_cast<std::int64_t>(random()) >> (random() % 64), {}, {}, harness::Dtype::int32};
   w.query_start_loc.resize(random() % 21);
   for (auto& v : w.query_start_loc) v = static_cast<std::int64_t>(random()) >> (random() % 64);
-  if (spec.reads_computed_tokens()) {
+  if (spec.reads(harness::Slot::per_row)) {
     w.num_computed_tokens.resize(random() % 20);
     for (auto& v : w.num_computed_tokens) v = static_cast<std::int64_t>(random()) >> (random() % 64);
   } else {

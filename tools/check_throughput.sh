@@ -67,7 +67,7 @@ if [ -d "$build/python/chunkmeta" ]; then
   echo "Wall time: $(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s"
 fi
 
-# FLA's chunk_indices (SPEC Part 2) through the same doors.
+# FLA's chunk_indices (specs/fla) through the same doors.
 fla_example="examples/python/fla_reference_procedure.py:reference_chunk_indices"
 run "FLA, built in" --spec fla.chunk_indices --impl fast --cases 2000
 run "FLA, cmd: chunkmeta compute" --spec fla.chunk_indices --impl "cmd:$cli compute" --cases 2000

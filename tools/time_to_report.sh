@@ -29,7 +29,7 @@ done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/empty"
-mutants=$(grep -o 'make\(_fla\)\{0,1\}("[a-z0-9-]*"' properties/mutants/mutants.cpp | cut -d'"' -f2)
+mutants=$(grep -oh 'make\(_fla\)\{0,1\}("[a-z0-9-]*"' specs/*/*_mutants.cpp | cut -d'"' -f2)
 
 now() { date +%s%N; }
 
@@ -107,8 +107,8 @@ for mode in $modes; do
     check_cli "$name, plugin (isolated)" "$mode" "$spec" --impl "plugin:$plugin#$name"
     if [ -n "$torch_python" ]; then
       check_cli "$name, cmd: (adapter, torch)" "$mode" "$spec" --valid-only \
-        --impl "cmd:$torch_python adapters/python/chunkmeta_adapter.py properties/mutants/mutants.py:${name//-/_}"
-      check_python "$name, check()" "$mode" "$spec" properties/mutants mutants "${name//-/_}"
+        --impl "cmd:$torch_python adapters/python/chunkmeta_adapter.py mutants/mutants.py:${name//-/_}"
+      check_python "$name, check()" "$mode" "$spec" mutants mutants "${name//-/_}"
     fi
   done
   if [ -n "$torch_python" ]; then

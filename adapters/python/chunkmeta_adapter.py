@@ -4,7 +4,9 @@
     chunkmeta check --valid-only --impl "cmd:python3 adapters/python/chunkmeta_adapter.py my_module:my_function"
     chunkmeta check --spec fla.chunk_indices --valid-only --impl "cmd:python3 adapters/python/chunkmeta_adapter.py fla_index.py:prepare_chunk_indices"
 
-The function is called as each request's spec has it:
+The function is called as each request's spec has it: with the spec's inputs in
+its order, as `chunkmeta specs --json` describes them (the harness puts that in
+CHUNKMETA_SPECS for the programs it starts), e.g.
 
     mamba (no "spec" in the request):
         function(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)
@@ -13,9 +15,8 @@ The function is called as each request's spec has it:
     fla.chunk_offsets:  function(cu_seqlens, chunk_size) -> chunk_offsets, B + 1 entries
 
 with torch tensors when torch can be imported (else plain lists; --lists or
---torch choose): int32 for Mamba, and for FLA of the request's "dtype" (int32
-unless it says int64), as the engine holds them. It may return tensors, numpy
-arrays or lists.
+--torch choose): int32, or of the request's "dtype" for an input that may be
+int64, as the engine holds them. It may return tensors, numpy arrays or lists.
 
 TARGET is module:function (the module is imported with the current directory on
 sys.path) or path/to/file.py:function.
@@ -37,12 +38,6 @@ import os
 import sys
 import traceback
 
-# Each spec's outputs: (name, columns) in order.
-OUTPUTS = {
-    "mamba": (("cu_chunk_seqlen", 1), ("seq_idx", 1), ("last_chunk_indices", 1)),
-    "fla.chunk_indices": (("chunk_indices", 2),),
-    "fla.chunk_offsets": (("chunk_offsets", 1),),
-}
 
 # The harness offers the binary answer (README, "The protocol"): a header line
 # {"id":N,"int32le":[a,b,c]} and the entries as little-endian int32 bytes.
@@ -148,22 +143,41 @@ def failure(kind, summary, detail=""):
     return {"failure": {"kind": kind, "summary": summary, "detail": detail}}
 
 
+def load_specs():
+    """Every spec's description by name, and the one a request without "spec" means."""
+    text = os.environ.get("CHUNKMETA_SPECS")
+    if not text:
+        sys.exit("chunkmeta_adapter: CHUNKMETA_SPECS is not set: run it through `chunkmeta check --impl cmd:...` "
+                 "(or set it to the output of `chunkmeta specs --json`)")
+    specs = json.loads(text)
+    default = next((name for name, spec in specs.items() if not spec["named_on_the_wire"]), None)
+    return specs, default
+
+
 def call(function, make_array, spec, request):
-    """The function's outputs as a tuple, per the request's spec."""
-    if spec == "mamba":
-        computed = request["num_computed_tokens"]
-        return function(request["chunk_size"], len(computed), make_array(computed, "int32"),
-                        make_array(request["query_start_loc"], "int32"))
-    cu_seqlens = make_array(request["cu_seqlens"], request.get("dtype", "int32"))
-    return (function(cu_seqlens, request["chunk_size"]),)
+    """The function's outputs as a tuple: its arguments are the spec's inputs, in order."""
+    dtype = request.get("dtype", "int32")
+    offsets = next(given["name"] for given in spec["inputs"] if given["slot"] == "offsets")
+    arguments = []
+    for given in spec["inputs"]:
+        if given["kind"] == "rows":
+            arguments.append(len(request[offsets]) - 1)
+        elif given["kind"] == "array":
+            arguments.append(make_array(request[given["name"]], dtype if dtype in given["dtypes"] else "int32"))
+        else:
+            arguments.append(request[given["name"]])
+    result = function(*arguments)
+    return (result,) if len(spec["outputs"]) == 1 else result
 
 
-def answer(function, make_array, request):
+def answer(function, make_array, specs, request):
     """The answer as bytes to write (the binary frame) or a JSON object."""
-    spec = request.get("spec", "mamba")
-    outputs = OUTPUTS.get(spec)
-    if outputs is None:
-        return failure("malformed_output", f"the adapter does not know spec {spec!r}")
+    descriptions, default = specs
+    name = request.get("spec", default)
+    spec = descriptions.get(name)
+    if spec is None:
+        return failure("malformed_output", f"the adapter does not know spec {name!r}")
+    outputs = [(output["name"], output["columns"]) for output in spec["outputs"]]
     try:
         result = call(function, make_array, spec, request)
     except Exception as error:  # the function's failure is this workload's finding
@@ -184,7 +198,7 @@ def answer(function, make_array, request):
     return out
 
 
-def serve(function, make_array, stdin_fd, stdout):
+def serve(function, make_array, specs, stdin_fd, stdout):
     """Answers every complete line read; flushes once per read, so a batch is one write."""
     pending = b""
     while True:
@@ -202,7 +216,7 @@ def serve(function, make_array, stdin_fd, stdout):
             except ValueError as error:
                 replies.append(failure("malformed_output", f"the adapter could not read its input line: {error}"))
                 continue
-            reply = answer(function, make_array, request)
+            reply = answer(function, make_array, specs, request)
             if isinstance(reply, dict) and "id" in request:
                 reply = {"id": request["id"], **reply}
             replies.append(reply)
@@ -221,10 +235,11 @@ def main():
     group.add_argument("--torch", dest="mode", action="store_const", const="torch",
                        help="pass torch tensors (fail if torch cannot be imported)")
     args = parser.parse_args()
+    specs = load_specs()
     function = load_function(args.target)
     description, make_array = choose_arrays(args.mode)
     print(f"chunkmeta_adapter: {args.target} receives {description}", file=sys.stderr)
-    serve(function, make_array, sys.stdin.fileno(), sys.stdout.buffer)
+    serve(function, make_array, specs, sys.stdin.fileno(), sys.stdout.buffer)
 
 
 if __name__ == "__main__":

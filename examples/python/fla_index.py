@@ -1,5 +1,5 @@
 """FLA's chunk index helpers as engines carry them, written out in torch
-(SPEC Part 2), for chunkmeta's tests and benchmarks:
+(specs/fla), for chunkmeta's tests and benchmarks:
 
 * prepare_chunk_indices / prepare_chunk_offsets: the current formulation,
   chunk counts as (len + C - 1) // C in cu_seqlens' own dtype (wraps for int32
@@ -10,7 +10,7 @@
 * prepare_chunk_indices_vllm: vLLM's copy of the older one, which also raises
   on an empty batch (a batch vLLM never sends: exclude=["empty batch"]).
 
-SPEC Part 2's procedure in plain Python is fla_reference_procedure.py.
+the FLA contract's procedure in plain Python is fla_reference_procedure.py.
 
     chunkmeta.check(fla_index.prepare_chunk_indices_older, spec="fla.chunk_indices")   # fails: empty sequences
 """

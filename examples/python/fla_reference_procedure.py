@@ -1,4 +1,4 @@
-"""SPEC Part 2's procedure in plain Python, with FLA's signature: lists (or
+"""the FLA contract's procedure in plain Python, with FLA's signature: lists (or
 anything with .tolist()) in, lists out. An example of what chunkmeta checks:
 
     chunkmeta check --spec fla.chunk_indices --valid-only --impl \

@@ -1,4 +1,4 @@
-"""The SPEC's reference procedure in plain Python, with the engine's signature.
+"""The spec's reference procedure in plain Python, with the engine's signature.
 
 An example of what `adapters/python/chunkmeta_adapter.py` checks:
 

@@ -82,7 +82,7 @@ std::int64_t decode_new_tokens(std::uint8_t tag, std::uint64_t v, std::int64_t c
   return clamp(n, 0, room);
 }
 
-// Chunks the reference emits for one row (SPEC steps 1-2). Not output_sizes():
+// Chunks the reference emits for one row (the procedure's steps 1-2). Not output_sizes():
 // a decoded row may need more chunks than the library's cap, before trimming.
 std::int64_t row_chunks(std::int64_t chunk, std::int64_t computed, std::int64_t tokens) {
   const std::int64_t gap = (chunk - computed % chunk) % chunk;

@@ -29,8 +29,9 @@ bool fits_int32(const Workload& workload) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Workload& workload) {
-  return os << chunkmeta::Workload{workload.chunk_size, workload.num_computed_tokens, workload.query_start_loc}
-            << (workload.dtype == Dtype::int64 ? " (int64)" : "");
+  os << chunkmeta::Workload{workload.chunk_size, workload.num_computed_tokens, workload.query_start_loc};
+  if (workload.block_size != 0) os << " block_size=" << workload.block_size;
+  return os << (workload.dtype == Dtype::int64 ? " (int64)" : "");
 }
 
 std::string_view to_string(FindingKind kind) noexcept {

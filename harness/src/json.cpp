@@ -11,15 +11,29 @@
 namespace chunkmeta::harness {
 namespace {
 
-// Every field name the library and the protocol use: an Error's field is a
-// view of one of these.
-constexpr std::array<std::string_view, 16> kKnownFields = {
-    "chunk_size",     "num_computed_tokens", "query_start_loc", "cu_seqlens",    "cu_chunk_seqlen", "seq_idx",
-    "last_chunk_indices", "chunk_indices",   "chunk_offsets",   "num_prefills",  "max_tokens",      "max_rows",
-    "max_sequences",  "dtype",               "spec",            "id"};
+// The field names the protocol uses besides the specs' inputs and outputs: an
+// Error's field is a view of one of these or of a name a spec describes.
+constexpr std::array<std::string_view, 6> kProtocolFields = {"max_tokens", "max_rows", "max_sequences",
+                                                             "dtype",      "spec",     "id"};
 
-// Mamba's workloads and answers are spelled as they always were, without "spec".
-bool named_on_the_wire(const Spec& spec) { return &spec != &mamba_spec(); }
+// The default spec's workloads and answers are spelled as they always were, without "spec".
+bool named_on_the_wire(const Spec& spec) { return &spec != &default_spec(); }
+
+// The inputs a workload of `spec` sends, in the wire's order (Slot's).
+std::vector<const Input*> sent_inputs(const Spec& spec) {
+  std::vector<const Input*> sent;
+  for (const Slot slot : {Slot::chunk_size, Slot::block_size, Slot::per_row, Slot::offsets}) {
+    if (const Input* input = spec.input(slot)) sent.push_back(input);
+  }
+  return sent;
+}
+
+// Rows a workload has without per-row values: zeros, so that every workload
+// has one per row (the shrinker and printing rely on it).
+void fill_unread_rows(const Spec& spec, Workload& workload) {
+  if (spec.reads(Slot::per_row)) return;
+  workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+}
 
 Json index_json(std::int64_t index) { return index == Error::kNoIndex ? Json(nullptr) : Json(index); }
 
@@ -86,9 +100,7 @@ std::variant<std::vector<std::int64_t>, InputError> read_array(const Json& v, st
 std::vector<std::string_view> workload_keys(const Spec& spec) {
   std::vector<std::string_view> keys;
   if (named_on_the_wire(spec)) keys.push_back("spec");
-  keys.push_back("chunk_size");
-  if (spec.reads_computed_tokens()) keys.push_back("num_computed_tokens");
-  keys.push_back(spec.offsets_field());
+  for (const Input* input : sent_inputs(spec)) keys.push_back(input->name);
   if (spec.reads_dtype()) keys.push_back("dtype");
   return keys;
 }
@@ -98,11 +110,47 @@ std::vector<std::string_view> workload_keys(const Spec& spec) {
 Json to_json(const Spec& spec, const Workload& workload) {
   Json j = Json::object();
   if (named_on_the_wire(spec)) j["spec"] = spec.name();
-  j["chunk_size"] = workload.chunk_size;
-  if (spec.reads_computed_tokens()) j["num_computed_tokens"] = workload.num_computed_tokens;
-  j[std::string(spec.offsets_field())] = workload.query_start_loc;
+  for (const Input* input : sent_inputs(spec)) {
+    const std::string key(input->name);
+    if (is_array(input->slot)) {
+      j[key] = array_in(workload, input->slot);
+    } else {
+      j[key] = scalar_in(workload, input->slot);
+    }
+  }
   if (spec.reads_dtype() && workload.dtype == Dtype::int64) j["dtype"] = to_string(workload.dtype);
   return j;
+}
+
+Json description_json(const Spec& spec) {
+  Json inputs = Json::array();
+  for (const auto& input : spec.inputs()) {
+    static constexpr const char* kSlots[] = {"chunk_size", "block_size", "per_row", "offsets", "rows"};
+    const char* kind = input.slot == Slot::rows ? "rows" : is_array(input.slot) ? "array" : "scalar";
+    Json dtypes = Json::array();
+    if (is_array(input.slot)) dtypes = input.wide ? Json{"int32", "int64"} : Json{"int32"};
+    inputs.push_back(Json{{"name", input.name},
+                          {"kind", kind},
+                          {"slot", kSlots[static_cast<int>(input.slot)]},
+                          {"dtypes", std::move(dtypes)}});
+  }
+  Json outputs = Json::array();
+  for (const auto& output : spec.outputs()) {
+    const char* dtype = output.dtype == OutputDtype::int32 ? "int32" : output.dtype == OutputDtype::int64 ? "int64" : "of_input";
+    outputs.push_back(Json{{"name", output.name}, {"columns", output.columns}, {"dtype", dtype}});
+  }
+  return Json{{"name", spec.name()},
+              {"summary", spec.summary()},
+              {"unit", spec.unit()},
+              {"named_on_the_wire", named_on_the_wire(spec)},
+              {"inputs", std::move(inputs)},
+              {"outputs", std::move(outputs)}};
+}
+
+Json descriptions_json() {
+  Json all = Json::object();
+  for (const Spec* spec : all_specs()) all[std::string(spec->name())] = description_json(*spec);
+  return all;
 }
 
 Json to_json(const Spec& spec, const Arrays& arrays) {
@@ -184,9 +232,15 @@ std::string request_line(std::uint64_t id, const Spec& spec, const Workload& wor
     out += spec.name();
     out += '"';
   }
-  out += ",\"chunk_size\":" + std::to_string(workload.chunk_size);
-  if (spec.reads_computed_tokens()) append_array(out, "num_computed_tokens", workload.num_computed_tokens);
-  append_array(out, spec.offsets_field(), workload.query_start_loc);
+  for (const Input* input : sent_inputs(spec)) {
+    if (is_array(input->slot)) {
+      append_array(out, input->name, array_in(workload, input->slot));
+    } else {
+      out += ",\"";
+      out += input->name;
+      out += "\":" + std::to_string(scalar_in(workload, input->slot));
+    }
+  }
   if (spec.reads_dtype() && workload.dtype == Dtype::int64) out += ",\"dtype\":\"int64\"";
   out += '}';
   return out;
@@ -195,7 +249,7 @@ std::string request_line(std::uint64_t id, const Spec& spec, const Workload& wor
 std::variant<SpecWorkload, InputError> parse_workload(const Json& value) {
   if (!value.is_object())
     return input_error("wrong_type", "", Error::kNoIndex, "a workload must be a JSON object, not " + type_name(value));
-  const Spec* spec = &mamba_spec();
+  const Spec* spec = &default_spec();
   if (value.contains("spec")) {
     const Json& named = value["spec"];
     if (!named.is_string())
@@ -219,19 +273,19 @@ std::variant<SpecWorkload, InputError> parse_workload(const Json& value) {
       return input_error("missing_key", std::string(name), Error::kNoIndex, "the key \"" + std::string(name) + "\" is missing");
   }
   Workload workload;
-  auto chunk = read_integer(value["chunk_size"], "chunk_size", Error::kNoIndex);
-  if (auto* bad = std::get_if<InputError>(&chunk)) return std::move(*bad);
-  workload.chunk_size = std::get<std::int64_t>(chunk);
-  if (spec->reads_computed_tokens()) {
-    auto computed = read_array(value["num_computed_tokens"], "num_computed_tokens");
-    if (auto* bad = std::get_if<InputError>(&computed)) return std::move(*bad);
-    workload.num_computed_tokens = std::move(std::get<0>(computed));
+  for (const Input* input : sent_inputs(*spec)) {
+    const Json& given = value[std::string(input->name)];
+    if (is_array(input->slot)) {
+      auto values = read_array(given, input->name);
+      if (auto* bad = std::get_if<InputError>(&values)) return std::move(*bad);
+      array_in(workload, input->slot) = std::move(std::get<0>(values));
+    } else {
+      auto scalar = read_integer(given, input->name, Error::kNoIndex);
+      if (auto* bad = std::get_if<InputError>(&scalar)) return std::move(*bad);
+      scalar_in(workload, input->slot) = std::get<std::int64_t>(scalar);
+    }
   }
-  auto starts = read_array(value[std::string(spec->offsets_field())], spec->offsets_field());
-  if (auto* bad = std::get_if<InputError>(&starts)) return std::move(*bad);
-  workload.query_start_loc = std::move(std::get<0>(starts));
-  if (!spec->reads_computed_tokens())
-    workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+  fill_unread_rows(*spec, workload);
   if (spec->reads_dtype() && value.contains("dtype")) {
     const Json& dtype = value["dtype"];
     const auto parsed = dtype.is_string() ? parse_dtype(dtype.get<std::string>()) : std::nullopt;
@@ -362,8 +416,16 @@ Json failure_json(const Misbehaviour& m) {
 }
 
 std::optional<std::string_view> known_field(std::string_view name) {
-  for (auto field : kKnownFields) {
+  for (auto field : kProtocolFields) {
     if (name == field) return field;
+  }
+  for (const Spec* spec : all_specs()) {
+    for (const auto& input : spec->inputs()) {
+      if (name == input.name) return input.name;
+    }
+    for (const auto& output : spec->outputs()) {
+      if (name == output.name) return output.name;
+    }
   }
   return std::nullopt;
 }
@@ -396,55 +458,66 @@ class CompactLine {
     return line;
   }
 
-  // A request with an unsigned id (or none), an optional spec, and that spec's keys.
+  // A request with an unsigned id (or none), an optional spec, and that
+  // spec's keys: its scalars as integers, its arrays as arrays.
   std::optional<Request> read_request() {
     std::optional<std::uint64_t> id;
     std::string_view spec_name;
     std::string_view dtype_name;
-    Workload workload;
-    std::vector<std::int64_t> offsets;
-    bool has_offsets_of_fla = false;
+    struct Given {
+      std::string_view key;
+      bool array = false;
+      std::int64_t scalar = 0;
+      std::vector<std::int64_t> values;
+    };
+    std::vector<Given> given;
     unsigned seen = 0;
     const bool read = read_object([&](std::string_view key) -> unsigned {
       if (key == "id") return read_id(id) ? kIdBit : 0;
       if (key == "spec") return read_plain_string(spec_name) ? kSpecBit : 0;
-      if (key == "chunk_size") return read_integer(workload.chunk_size) ? kChunkBit : 0;
-      if (key == "num_computed_tokens") return read_array(workload.num_computed_tokens) ? kComputedBit : 0;
-      if (key == "query_start_loc") return read_array(workload.query_start_loc) ? kStartsBit : 0;
-      if (key == "cu_seqlens") {
-        has_offsets_of_fla = true;
-        return read_array(offsets) ? kCuSeqlensBit : 0;
-      }
       if (key == "dtype") return read_plain_string(dtype_name) ? kDtypeBit : 0;
-      return 0;
+      if (given.size() == kMostInputs) return 0;
+      for (const auto& earlier : given) {
+        if (earlier.key == key) return 0;
+      }
+      Given& field = given.emplace_back();
+      field.key = key;
+      field.array = p_ != end_ && *p_ == '[';
+      const bool ok = field.array ? read_array(field.values) : read_integer(field.scalar);
+      return ok ? kInputBit << (given.size() - 1) : 0;
     }, seen);
     if (!read) return std::nullopt;
-    const Spec* spec = (seen & kSpecBit) != 0 ? find_spec(spec_name) : &mamba_spec();
+    const Spec* spec = (seen & kSpecBit) != 0 ? find_spec(spec_name) : &default_spec();
     if (spec == nullptr) return std::nullopt;
-    // Exactly the spec's keys (dtype optional), else the DOM words the error.
-    unsigned wanted = kChunkBit | (spec->reads_computed_tokens() ? kComputedBit : 0u) |
-                      (spec->offsets_field() == "cu_seqlens" ? kCuSeqlensBit : kStartsBit);
-    const unsigned optional = kIdBit | kSpecBit | (spec->reads_dtype() ? kDtypeBit : 0u);
-    if ((seen & ~optional) != wanted) return std::nullopt;
+    if ((seen & kDtypeBit) != 0 && !spec->reads_dtype()) return std::nullopt;
+    // Exactly the spec's keys, each of its kind (dtype optional), else the DOM words the error.
+    const auto sent = sent_inputs(*spec);
+    if (given.size() != sent.size()) return std::nullopt;
+    Workload workload;
+    for (auto& field : given) {
+      const auto input = std::find_if(sent.begin(), sent.end(), [&](const Input* in) { return in->name == field.key; });
+      if (input == sent.end() || field.array != is_array((*input)->slot)) return std::nullopt;
+      if (field.array) {
+        array_in(workload, (*input)->slot) = std::move(field.values);
+      } else {
+        scalar_in(workload, (*input)->slot) = field.scalar;
+      }
+    }
     if ((seen & kDtypeBit) != 0) {
       const auto dtype = parse_dtype(dtype_name);
       if (!dtype) return std::nullopt;
       workload.dtype = *dtype;
     }
-    if (has_offsets_of_fla) workload.query_start_loc = std::move(offsets);
-    if (!spec->reads_computed_tokens())
-      workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+    fill_unread_rows(*spec, workload);
     return Request{id ? Json(*id) : Json(nullptr), spec, std::move(workload)};
   }
 
  private:
   static constexpr unsigned kIdBit = 1u << 8;
   static constexpr unsigned kSpecBit = 1u << 9;
-  static constexpr unsigned kChunkBit = 1u << 10;
-  static constexpr unsigned kComputedBit = 1u << 11;
-  static constexpr unsigned kStartsBit = 1u << 12;
-  static constexpr unsigned kCuSeqlensBit = 1u << 13;
-  static constexpr unsigned kDtypeBit = 1u << 14;
+  static constexpr unsigned kDtypeBit = 1u << 10;
+  static constexpr unsigned kInputBit = 1u << 11;  // the first input's; the next ones above it
+  static constexpr std::size_t kMostInputs = 8;
 
   // {"key":value,...} with each key at most once: `read_value` reads the value
   // of `key` and returns its bit, or 0 for an unknown key or a value it cannot

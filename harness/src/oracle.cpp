@@ -70,7 +70,7 @@ std::optional<Finding> judge(const Spec& spec, const Workload& workload, const A
     auto violation = !finding && expected_violation != nullptr ? *expected_violation
                                                                : spec.check_invariants(workload, actual.value());
     if (violation && !finding) {
-      finding = Finding{FindingKind::invariant_violated, "output equals the reference but breaks a SPEC invariant",
+      finding = Finding{FindingKind::invariant_violated, "output equals the reference but breaks an invariant of its spec",
                         expected, actual, std::nullopt, std::nullopt, {}};
     }
     if (finding) finding->invariant = std::move(violation);

@@ -105,7 +105,7 @@ Answer call_v1(const chunkmeta_implementation_v1& impl, const Workload& w) {
   const chunkmeta_workload_v1 input{w.chunk_size, w.num_computed_tokens.data(),
                                     static_cast<std::int64_t>(w.num_computed_tokens.size()), w.query_start_loc.data(),
                                     static_cast<std::int64_t>(w.query_start_loc.size())};
-  return call_with_buffers(mamba_spec(), w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
+  return call_with_buffers(default_spec(), w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
                                                 const char*& code, const char*& field, std::int64_t& index) {
     chunkmeta_output_v1 out{};
     out.cu_chunk_seqlen = buffers[0].storage.data();
@@ -124,12 +124,17 @@ Answer call_v1(const chunkmeta_implementation_v1& impl, const Workload& w) {
   });
 }
 
+// Version 2 passes a chunk size, computed tokens and offsets, and takes at most four outputs.
+bool fits_v2(const Spec& spec) {
+  return !spec.reads(Slot::block_size) && spec.outputs().size() <= CHUNKMETA_MAX_OUTPUTS;
+}
+
 Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const Workload& w) {
   const std::string spec_name(spec.name());
   const chunkmeta_workload_v2 input{spec_name.c_str(),
                                     w.chunk_size,
-                                    spec.reads_computed_tokens() ? w.num_computed_tokens.data() : nullptr,
-                                    spec.reads_computed_tokens() ? static_cast<std::int64_t>(w.num_computed_tokens.size()) : 0,
+                                    spec.reads(Slot::per_row) ? w.num_computed_tokens.data() : nullptr,
+                                    spec.reads(Slot::per_row) ? static_cast<std::int64_t>(w.num_computed_tokens.size()) : 0,
                                     w.query_start_loc.data(),
                                     static_cast<std::int64_t>(w.query_start_loc.size()),
                                     w.dtype == Dtype::int64 ? 64u : 32u};
@@ -148,6 +153,67 @@ Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const 
     index = out.error_index;
     return status;
   });
+}
+
+Answer call_v3(const chunkmeta_implementation_v3& impl, const Spec& spec, const Workload& w) {
+  const std::string spec_name(spec.name());
+  std::vector<std::int64_t> scalars;
+  std::vector<const std::int64_t*> arrays;
+  std::vector<std::int64_t> lengths;
+  for (const auto& input : spec.inputs()) {
+    if (input.slot == Slot::rows) continue;
+    if (!is_array(input.slot)) {
+      scalars.push_back(scalar_in(w, input.slot));
+      continue;
+    }
+    const auto& values = array_in(w, input.slot);
+    arrays.push_back(values.data());
+    lengths.push_back(static_cast<std::int64_t>(values.size()));
+  }
+  const chunkmeta_workload_v3 input{spec_name.c_str(),
+                                    static_cast<std::uint32_t>(scalars.size()),
+                                    scalars.data(),
+                                    static_cast<std::uint32_t>(arrays.size()),
+                                    arrays.data(),
+                                    lengths.data(),
+                                    w.dtype == Dtype::int64 ? 64u : 32u};
+  return call_with_buffers(spec, w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
+                                        const char*& code, const char*& field, std::int64_t& index) {
+    std::vector<std::int32_t*> outputs;
+    std::vector<std::int64_t> capacities;
+    for (auto& buffer : buffers) {
+      outputs.push_back(buffer.storage.data());
+      capacities.push_back(buffer.capacity);
+    }
+    chunkmeta_output_v3 out{static_cast<std::uint32_t>(buffers.size()), outputs.data(), capacities.data(), sizes.data(),
+                            nullptr, nullptr, -1};
+    const int status = impl.compute(&input, &out);
+    code = out.error_code;
+    field = out.error_field;
+    index = out.error_index;
+    return status;
+  });
+}
+
+// A versioned table's implementations, each of a spec the registry knows and with a compute function.
+template <typename Table, typename Call>
+std::string offer_table(const std::string& path, const char* entry, std::uint32_t version, const Table* table,
+                        const Call& offer_one) {
+  if (table == nullptr) return "plugin " + path + ": " + entry + "() returned NULL";
+  if (table->abi_version != version)
+    return "plugin " + path + " says ABI version " + std::to_string(table->abi_version) + " from " + entry +
+           "; this chunkmeta reads version " + std::to_string(version) + " there";
+  for (std::uint32_t i = 0; i < table->implementation_count; ++i) {
+    const auto* impl = &table->implementations[i];
+    const Spec* spec = find_spec(impl->spec ? impl->spec : "");
+    if (spec == nullptr)
+      return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " computes spec \"" +
+             (impl->spec ? impl->spec : "NULL") + "\", which is not one of " + spec_names();
+    if (impl->compute == nullptr)
+      return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " has no compute function";
+    if (auto refused = offer_one(impl, *spec); !refused.empty()) return "plugin " + path + ": " + refused;
+  }
+  return "";
 }
 
 }  // namespace
@@ -186,22 +252,28 @@ std::variant<std::vector<Implementation>, std::string> load_plugin(const std::st
     out.compute = std::move(compute);
     found.push_back(std::move(out));
   };
-  if (void* v2 = dlsym(handle, CHUNKMETA_PLUGIN_ENTRY_V2)) {
-    const chunkmeta_plugin_v2* table = reinterpret_cast<chunkmeta_plugin_entry_v2>(v2)();
-    if (table == nullptr) return "plugin " + path + ": " + CHUNKMETA_PLUGIN_ENTRY_V2 + "() returned NULL";
-    if (table->abi_version != CHUNKMETA_PLUGIN_ABI_VERSION_2)
-      return "plugin " + path + " says ABI version " + std::to_string(table->abi_version) + " from " +
-             CHUNKMETA_PLUGIN_ENTRY_V2 + "; this chunkmeta reads version 2 there";
-    for (std::uint32_t i = 0; i < table->implementation_count; ++i) {
-      const chunkmeta_implementation_v2* impl = &table->implementations[i];
-      const Spec* spec = find_spec(impl->spec ? impl->spec : "");
-      if (spec == nullptr)
-        return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " computes spec \"" +
-               (impl->spec ? impl->spec : "NULL") + "\", which is not one of " + spec_names();
-      if (impl->compute == nullptr) return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " has no compute function";
-      offer(impl->name, impl->description, *spec, impl->flags,
-            [impl, spec](const Workload& w) { return call_v2(*impl, *spec, w); });
-    }
+  if (void* v3 = dlsym(handle, CHUNKMETA_PLUGIN_ENTRY_V3)) {
+    const auto* table = reinterpret_cast<chunkmeta_plugin_entry_v3>(v3)();
+    const std::string refused = offer_table(path, CHUNKMETA_PLUGIN_ENTRY_V3, CHUNKMETA_PLUGIN_ABI_VERSION_3, table,
+                                            [&](const chunkmeta_implementation_v3* impl, const Spec& spec) {
+                                              offer(impl->name, impl->description, spec, impl->flags,
+                                                    [impl, &spec](const Workload& w) { return call_v3(*impl, spec, w); });
+                                              return std::string();
+                                            });
+    if (!refused.empty()) return refused;
+  } else if (void* v2 = dlsym(handle, CHUNKMETA_PLUGIN_ENTRY_V2)) {
+    const auto* table = reinterpret_cast<chunkmeta_plugin_entry_v2>(v2)();
+    const std::string refused = offer_table(path, CHUNKMETA_PLUGIN_ENTRY_V2, CHUNKMETA_PLUGIN_ABI_VERSION_2, table,
+                                            [&](const chunkmeta_implementation_v2* impl, const Spec& spec) {
+                                              if (!fits_v2(spec))
+                                                return "implementation " + std::string(impl->name ? impl->name : "?") +
+                                                       " computes spec " + std::string(spec.name()) +
+                                                       ", whose inputs or outputs ABI version 2 cannot pass (use version 3)";
+                                              offer(impl->name, impl->description, spec, impl->flags,
+                                                    [impl, &spec](const Workload& w) { return call_v2(*impl, spec, w); });
+                                              return std::string();
+                                            });
+    if (!refused.empty()) return refused;
   } else if (void* v1 = dlsym(handle, CHUNKMETA_PLUGIN_ENTRY_V1)) {
     const chunkmeta_plugin_v1* table = reinterpret_cast<chunkmeta_plugin_entry_v1>(v1)();
     if (table == nullptr) return "plugin " + path + ": " + CHUNKMETA_PLUGIN_ENTRY_V1 + "() returned NULL";
@@ -211,11 +283,11 @@ std::variant<std::vector<Implementation>, std::string> load_plugin(const std::st
     for (std::uint32_t i = 0; i < table->implementation_count; ++i) {
       const chunkmeta_implementation_v1* impl = &table->implementations[i];
       if (impl->compute == nullptr) return "plugin " + path + ": implementation " + (impl->name ? impl->name : "?") + " has no compute function";
-      offer(impl->name, impl->description, mamba_spec(), impl->flags, [impl](const Workload& w) { return call_v1(*impl, w); });
+      offer(impl->name, impl->description, default_spec(), impl->flags, [impl](const Workload& w) { return call_v1(*impl, w); });
     }
   } else {
-    return "plugin " + path + " exports neither " + CHUNKMETA_PLUGIN_ENTRY_V2 + " nor " + CHUNKMETA_PLUGIN_ENTRY_V1 +
-           " (see <chunkmeta/plugin.h>)";
+    return "plugin " + path + " exports none of " + CHUNKMETA_PLUGIN_ENTRY_V3 + ", " + CHUNKMETA_PLUGIN_ENTRY_V2 +
+           " and " + CHUNKMETA_PLUGIN_ENTRY_V1 + " (see <chunkmeta/plugin.h>)";
   }
   if (found.empty()) {
     if (wanted.empty()) return "plugin " + path + " offers no implementation";

@@ -216,7 +216,7 @@ const std::string& program() { return program_path(); }
 std::string replay_command(const Spec& spec, const std::string& implementation, const std::filesystem::path& file) {
   // A Python function has no name the CLI resolves: its replay is chunkmeta.replay(), which check() prints.
   if (implementation.rfind("python:", 0) == 0) return "";
-  const std::string named = &spec == &mamba_spec() ? "" : " --spec " + std::string(spec.name());
+  const std::string named = &spec == &default_spec() ? "" : " --spec " + std::string(spec.name());
   return shell_quote(program()) + " replay" + named + " --impl " + shell_quote(implementation) + " " +
          shell_quote(file.string());
 }
@@ -274,7 +274,7 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   bool shortened = false;
   std::ostringstream os;
   os << "COUNTEREXAMPLE  implementation " << cx.implementation << ", property " << cx.property;
-  if (&spec != &mamba_spec()) os << ", spec " << spec.name();
+  if (&spec != &default_spec()) os << ", spec " << spec.name();
   os << "\n"
      << "  finding:   " << to_string(cx.finding.kind) << ": " << cx.finding.summary << "\n"
      << "  workload:  " << text_of(to_json(spec, cx.workload), shortened) << "\n";

@@ -2,6 +2,34 @@
 
 namespace chunkmeta::harness {
 
+const Input* Spec::input(Slot slot) const {
+  for (const auto& each : inputs()) {
+    if (each.slot == slot) return &each;
+  }
+  return nullptr;
+}
+
+std::string_view Spec::field(Slot slot) const {
+  const Input* found = input(slot);
+  return found != nullptr ? found->name : std::string_view{};
+}
+
+bool Spec::reads_dtype() const {
+  for (const auto& each : inputs()) {
+    if (each.wide) return true;
+  }
+  return false;
+}
+
+std::string_view Spec::dtype_of(const OutputArray& output, const Workload& workload) const {
+  switch (output.dtype) {
+    case OutputDtype::int32: return "int32";
+    case OutputDtype::int64: return "int64";
+    case OutputDtype::of_input: break;
+  }
+  return to_string(workload.dtype);
+}
+
 std::optional<Implementation> Spec::find_builtin(std::string_view name) const {
   for (const auto& implementation : builtins()) {
     if (implementation.name == name) return implementation;
@@ -27,8 +55,20 @@ std::size_t Spec::entries(const Arrays& arrays) const {
 }
 
 const std::vector<const Spec*>& all_specs() {
-  static const std::vector<const Spec*> specs = {&mamba_spec(), &fla_chunk_indices_spec(), &fla_chunk_offsets_spec()};
+  static const std::vector<const Spec*> specs = [] {
+    std::vector<const Spec*> all;
+#define CHUNKMETA_APPEND_SPECS_OF(folder) \
+  for (const Spec* spec : specs_of_##folder()) all.push_back(spec);
+    CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_APPEND_SPECS_OF)
+#undef CHUNKMETA_APPEND_SPECS_OF
+    return all;
+  }();
   return specs;
+}
+
+const Spec& default_spec() {
+  static const Spec& spec = *find_spec(CHUNKMETA_DEFAULT_SPEC);
+  return spec;
 }
 
 const Spec* find_spec(std::string_view name) {
@@ -42,24 +82,6 @@ std::string spec_names() {
   std::string names;
   for (const Spec* spec : all_specs()) names += (names.empty() ? "" : ", ") + std::string(spec->name());
   return names;
-}
-
-Arrays arrays_of(ChunkMetadata&& result) {
-  Arrays arrays;
-  arrays.reserve(3);
-  arrays.push_back(std::move(result.cu_chunk_seqlen));
-  arrays.push_back(std::move(result.seq_idx));
-  arrays.push_back(std::move(result.last_chunk_indices));
-  return arrays;
-}
-
-ChunkMetadata chunk_metadata_of(Arrays&& arrays) {
-  ChunkMetadata result;
-  arrays.resize(3);
-  result.cu_chunk_seqlen = std::move(arrays[0]);
-  result.seq_idx = std::move(arrays[1]);
-  result.last_chunk_indices = std::move(arrays[2]);
-  return result;
 }
 
 }  // namespace chunkmeta::harness

@@ -202,14 +202,19 @@ std::optional<int> kill_descendants(pid_t implementation) {
   }
 }
 
-// The environment of every program started: ours, offering the binary answer.
+// The environment of every program started: ours, offering the binary answer
+// and describing every spec (so a program that serves any spec, like the
+// Python adapter, calls its function as the request's spec says).
 std::vector<std::string> child_environment() {
   std::vector<std::string> variables;
   const std::string offer = std::string(kAnswerEncodingVariable) + "=";
+  const std::string specs = std::string(kSpecsVariable) + "=";
   for (char** variable = environ; *variable != nullptr; ++variable) {
-    if (std::string_view(*variable).rfind(offer, 0) != 0) variables.emplace_back(*variable);
+    const std::string_view each(*variable);
+    if (each.rfind(offer, 0) != 0 && each.rfind(specs, 0) != 0) variables.emplace_back(each);
   }
   variables.push_back(offer + std::string(kInt32le));
+  variables.push_back(specs + dump_line(descriptions_json()));
   return variables;
 }
 
@@ -344,7 +349,7 @@ struct Subprocess::State {
   // The warm-up: two lines of one row without tokens. The first absorbs the
   // start-up; the second's answer, timed from the first's, says what a small
   // workload costs the process once started.
-  static Workload warm_up_workload() { return Workload{1, {0}, {0, 0}}; }
+  Workload warm_up_workload() const { return spec->warm_up_workload(); }
   static constexpr std::size_t kWarmUpAnswerBytes = 4096;  // far more than either answer takes
 
   // Sends the warm-up lines to a new process (best effort: a pipe of a fresh
@@ -669,7 +674,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     if (answers.size() == workloads.size()) {
       answers.back() = std::move(m);
     } else {
-      answers.push_back(std::move(m));
+      answers.emplace_back(std::in_place_type<Misbehaviour>, std::move(m));
     }
     return answers;
   };

@@ -16,6 +16,8 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::output_too_large: return "output_too_large";
     case ErrorCode::output_buffer_too_small: return "output_buffer_too_small";
     case ErrorCode::cu_seqlens_decreasing: return "cu_seqlens_decreasing";
+    case ErrorCode::not_positive: return "not_positive";
+    case ErrorCode::not_a_multiple: return "not_a_multiple";
   }
   return "unknown_error";
 }
@@ -78,6 +80,12 @@ std::string Error::message() const {
       break;
     case ErrorCode::cu_seqlens_decreasing:
       where() << " is " << value << ", below the previous entry " << bound << "; cu_seqlens must be non-decreasing";
+      break;
+    case ErrorCode::not_positive:
+      where() << " is " << value << "; it must be at least 1";
+      break;
+    case ErrorCode::not_a_multiple:
+      where() << " is " << value << "; it must be a multiple of " << bound;
       break;
   }
   return os.str();

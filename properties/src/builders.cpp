@@ -1,4 +1,4 @@
-#include "builders.hpp"
+#include "chunkmeta/properties/builders.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -115,7 +115,7 @@ Property matches_reference(const Spec& spec, std::string name, std::string sente
 Property satisfies_invariants(const Spec& spec, rc::Gen<Workload> workloads, Classes classes) {
   Property p;
   p.name = "SatisfiesSpecInvariants";
-  p.sentence = "satisfies the SPEC's invariants";
+  p.sentence = "satisfies the spec's invariants";
   p.draw = workload_cases(std::move(workloads));
   p.asks = ask_workload;
   p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
@@ -127,7 +127,7 @@ Property satisfies_invariants(const Spec& spec, rc::Gen<Workload> workloads, Cla
                                                 actual, std::nullopt, std::nullopt, {}});
     }
     if (auto violation = spec.check_invariants(c.workload, actual.value())) {
-      return counterexample(c.workload, Finding{FindingKind::invariant_violated, "output breaks a SPEC invariant",
+      return counterexample(c.workload, Finding{FindingKind::invariant_violated, "output breaks an invariant of its spec",
                                                 std::nullopt, actual, std::nullopt, std::move(violation), {}});
     }
     return std::nullopt;
@@ -136,7 +136,7 @@ Property satisfies_invariants(const Spec& spec, rc::Gen<Workload> workloads, Cla
   return p;
 }
 
-Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes classes) {
+Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes classes, JoinResults join) {
   Property p;
   p.name = "GivesTheSameResultWhenTheBatchIsSplitAndJoined";
   p.sentence = "gives the same result when the batch is split in two and the halves' results joined";
@@ -153,7 +153,8 @@ Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes c
     auto [left, right] = split_batch(c.workload, split_of(c));
     return std::vector<Workload>{c.workload, std::move(left), std::move(right)};
   };
-  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
+  p.judge = [&spec, join = std::move(join)](const Implementation&, const Case& c,
+                                            std::span<const Answer> answers) -> std::optional<Counterexample> {
     const std::size_t split = split_of(c);
     const auto [left, right] = split_batch(c.workload, split);
     auto got = outcomes_of(spec, {c.workload, left, right}, answers);
@@ -165,7 +166,7 @@ Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes c
     const std::int64_t shift = c.workload.query_start_loc[split] - c.workload.query_start_loc[0];
     const bool all_ok = whole.ok() && left_out.ok() && right_out.ok();
     const Outcome predicted =
-        all_ok ? Outcome(join_results(spec, left_out.value(), right_out.value(), shift, static_cast<std::int64_t>(split)))
+        all_ok ? Outcome(join(left_out.value(), right_out.value(), shift, static_cast<std::int64_t>(split)))
                : whole;
     // The related workloads (and copies of their outputs) are gathered only for a failure.
     if (all_ok && !harness::compare_outcomes(spec, predicted, whole)) return std::nullopt;
@@ -204,7 +205,7 @@ Property shift_invariance(const Spec& spec, std::string name, std::string senten
     const Outcome& moved = got.outcomes[1];
     if (original.ok() && moved.ok() && !harness::compare_outcomes(spec, original, moved)) return std::nullopt;
     return expect_relation(spec, c.workload,
-                           "shifting every " + std::string(spec.offsets_field()) + " entry by " + std::to_string(delta) +
+                           "shifting every " + std::string(spec.field(harness::Slot::offsets)) + " entry by " + std::to_string(delta) +
                                " changed the output",
                            {{"shifted by " + std::to_string(delta), shifted, moved, nullptr},
                             {"original", c.workload, original, nullptr}},

@@ -26,6 +26,7 @@ import functools
 import hashlib
 import importlib.util
 import inspect
+import json
 import os
 import shutil
 import signal
@@ -48,7 +49,7 @@ __version__ = _chunkmeta.__version__
 
 
 class InvalidWorkload(ValueError):
-    """The workload is outside the SPEC's valid domain, or its output is over the size cap.
+    """The workload is outside the spec's valid domain, or its output is over the size cap.
 
     Carries the library's error exactly: ``code`` (e.g. ``"query_start_loc_decreasing"``),
     ``field`` (``"chunk_size"``, ``"num_computed_tokens"``, ``"query_start_loc"``,
@@ -82,8 +83,13 @@ prepare_chunk_offsets = _chunkmeta.prepare_chunk_offsets
 max_output_sizes = _chunkmeta.max_output_sizes
 fla_max_output_sizes = _chunkmeta.fla_max_output_sizes
 
-#: The specs check() verifies: "mamba", "fla.chunk_indices", "fla.chunk_offsets".
+#: The specs check() verifies, in the registry's order ("mamba", "fla.chunk_indices", ...).
 SPECS = tuple(_chunkmeta._specs())
+#: The spec check() and replay() verify when none is named (the registry's default).
+DEFAULT_SPEC = _chunkmeta._default_spec()
+# Each spec's description (`chunkmeta specs --json`): its inputs in the
+# engine's order, its outputs; the calling convention check() uses.
+_DESCRIPTIONS = json.loads(_chunkmeta._descriptions())
 
 
 def __getattr__(name):
@@ -94,12 +100,12 @@ def __getattr__(name):
     raise AttributeError(f"module 'chunkmeta' has no attribute {name!r}")
 
 
-def properties(spec="mamba"):
+def properties(spec=DEFAULT_SPEC):
     """The properties check() runs for ``spec``, in order."""
     return tuple(_chunkmeta._properties(spec))
 
 
-def edge_classes(spec="mamba"):
+def edge_classes(spec=DEFAULT_SPEC):
     """The edge classes of ``spec``'s workloads: what the summary counts, and
     what ``check(fn, exclude=[...])`` can leave out of the domain."""
     return tuple(_chunkmeta._all_edge_classes(spec))
@@ -110,8 +116,8 @@ def _names(exclude):
     return [exclude] if isinstance(exclude, str) else list(exclude or [])
 
 
-#: Mamba's properties (``properties("mamba")``).
-PROPERTIES = properties("mamba")
+#: The default spec's properties (``properties(DEFAULT_SPEC)``).
+PROPERTIES = properties(DEFAULT_SPEC)
 
 # The project's corpus (edge cases, invalid inputs, every counterexample kept), shipped in the package.
 _CORPUS = Path(__file__).with_name("corpus")
@@ -129,7 +135,7 @@ def _rerun_command(fn, spec, one_property):
     module, qualname = _describe(fn)
     if module in ("?", "__main__") or "<" in qualname:
         return ""
-    arguments = "" if spec == "mamba" else f', spec="{spec}"'
+    arguments = "" if spec == DEFAULT_SPEC else f', spec="{spec}"'
     if one_property:
         arguments += ', properties=["{property}"], seed={seed}'
     call = f"import chunkmeta, {module}; chunkmeta.check({module}.{qualname}{arguments})"
@@ -177,7 +183,7 @@ class CheckSummary:
     replayed_files: int
     properties: list = field(default_factory=list)
     text: str = ""
-    spec: str = "mamba"
+    spec: str = DEFAULT_SPEC
     database_entries: int = 0
 
     @property
@@ -305,16 +311,15 @@ def _check_callable(fn, spec):
     """A user's mistake is a TypeError before anything runs, never a counterexample of fn."""
     if not callable(fn):
         raise TypeError(f"chunkmeta.check() needs a function to check, not {type(fn).__name__} {fn!r}")
-    arguments = 4 if spec == "mamba" else 2
+    inputs = [given["name"] for given in _DESCRIPTIONS[spec]["inputs"]]
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         return  # a builtin without a signature: its first call will tell
     try:
-        signature.bind(*range(arguments))
+        signature.bind(*range(len(inputs)))
     except TypeError as why:
-        expected = ("fn(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu)" if spec == "mamba"
-                    else "fn(cu_seqlens, chunk_size)")
+        expected = f"fn({', '.join(inputs)})"
         raise TypeError(f"chunkmeta.check(spec={spec!r}) calls {expected}, which {_describe(fn)[1]}{signature} cannot "
                         f"take: {why} (an unbound method? pass the bound one, or a function)") from None
 
@@ -338,14 +343,17 @@ def shipped_corpus():
     return [_CORPUS] if _CORPUS.is_dir() else []
 
 
-def check(fn, *, spec="mamba", settings=None, **changes):
+def check(fn, *, spec=None, settings=None, **changes):
     """Verify ``fn`` with chunkmeta's property suite for ``spec``, in this process.
 
-    spec "mamba": ``fn(chunk_size, num_prefills, num_computed_tokens_p_cpu,
+    ``spec`` (default: DEFAULT_SPEC, "mamba") names what ``fn`` computes;
+    ``fn`` takes the spec's inputs in the engine's order and returns its outputs
+    (the one array, or a sequence of them in order): for "mamba",
+    ``fn(chunk_size, num_prefills, num_computed_tokens_p_cpu,
     query_start_loc_p_cpu)`` returns ``(cu_chunk_seqlen, seq_idx,
-    last_chunk_indices)``. spec "fla.chunk_indices": ``fn(cu_seqlens,
-    chunk_size)`` returns the (N, 2) chunk_indices of cu_seqlens' dtype; spec
-    "fla.chunk_offsets": the B + 1 int64 chunk_offsets. Results may be tensors,
+    last_chunk_indices)``; for "fla.chunk_indices", ``fn(cu_seqlens,
+    chunk_size)`` returns the (N, 2) chunk_indices of cu_seqlens' dtype.
+    ``chunkmeta specs --json`` describes every spec. Results may be tensors,
     arrays or sequences of ints.
 
     What runs is ``settings`` (a chunkmeta.settings; default: the current
@@ -354,7 +362,7 @@ def check(fn, *, spec="mamba", settings=None, **changes):
     failures from the example database, then the corpus: if that fails, its
     smallest failing workload is shrunk and reported at once and the properties
     are not run unless keep_going), generate (every property: differential
-    against the reference, the SPEC's invariants, the spec's relations, and
+    against the reference, the spec's invariants, the spec's relations, and
     with valid_only=False the rejection of invalid input, where ``fn`` must raise
     an exception with ``code``, ``field`` and ``index`` like InvalidWorkload) and
     shrink (a failing case shrunk to a minimal one). A call that runs past
@@ -368,6 +376,7 @@ def check(fn, *, spec="mamba", settings=None, **changes):
     printing what was found) on Ctrl-C.
     """
     __tracebackhide__ = True  # pytest shows the report, not check()'s own frames
+    spec = DEFAULT_SPEC if spec is None else spec
     if spec not in SPECS:
         raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
     _check_callable(fn, spec)
@@ -385,17 +394,17 @@ def check(fn, *, spec="mamba", settings=None, **changes):
     alarm = _Alarm()
     try:
         with alarm:
-            result = _chunkmeta._check(
-                fn, spec=spec, name=f"python:{module}:{qualname}", cases=int(chosen.cases),
-                min_cases=int(chosen.min_cases or 0), seed=chosen.seed,
-                valid_only=bool(chosen.valid_only), time_budget=float(chosen.time_budget),
-                report_dir=None if chosen.report_dir is None else Path(chosen.report_dir), arrays=arrays,
-                corpus=replayed + corpus, fail_fast=bool(chosen.fail_fast), keep_going=bool(chosen.keep_going),
-                properties=list(chosen.properties or []), exclude=_names(chosen.exclude),
-                generate=Phase.generate in phases,
-                shrink=Phase.shrink in phases, timeout=float(chosen.timeout or 0),
-                alarm=alarm.arm if alarm.usable else None,
-                rerun_command=_rerun_command(fn, spec, not chosen.properties), verbose=bool(chosen.verbose))
+            run = {"cases": int(chosen.cases), "min_cases": int(chosen.min_cases or 0), "seed": chosen.seed,
+                   "valid_only": bool(chosen.valid_only), "time_budget": float(chosen.time_budget),
+                   "report_dir": None if chosen.report_dir is None else Path(chosen.report_dir), "arrays": arrays,
+                   "corpus": replayed + corpus, "fail_fast": bool(chosen.fail_fast),
+                   "keep_going": bool(chosen.keep_going), "properties": list(chosen.properties or []),
+                   "exclude": _names(chosen.exclude), "generate": Phase.generate in phases,
+                   "shrink": Phase.shrink in phases, "timeout": float(chosen.timeout or 0),
+                   "rerun_command": _rerun_command(fn, spec, not chosen.properties),
+                   "verbose": bool(chosen.verbose)}
+            result = _chunkmeta._check(fn, spec=spec, name=f"python:{module}:{qualname}", settings=run,
+                                       alarm=alarm.arm if alarm.usable else None)
     except KeyboardInterrupt:
         if alarm.caller_due:
             alarm.hand_over()  # the caller's timer came due: its handler decides (pytest-timeout fails the test)
@@ -426,7 +435,7 @@ def check(fn, *, spec="mamba", settings=None, **changes):
 def _failure_message(fn, spec, result):
     module, qualname = _describe(fn)
     parts = [f"chunkmeta.check: {module}.{qualname} is wrong ({spec})."]
-    spec_argument = "" if spec == "mamba" else f", spec={spec!r}"
+    spec_argument = "" if spec == DEFAULT_SPEC else f", spec={spec!r}"
 
     def add(cx):
         parts.append(cx["report"].rstrip("\n"))
@@ -472,7 +481,7 @@ def replay(fn, *paths, spec=None, arrays=None, valid_only=True):
     if spec is None:
         files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*.json")))]
         found = [s for s in (_chunkmeta._spec_of_file(f) for f in files) if s is not None]
-        spec = found[0] if found else "mamba"
+        spec = found[0] if found else DEFAULT_SPEC
     if spec is not None and spec not in SPECS:
         raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
     result = _chunkmeta._replay(fn, spec=spec, name=f"python:{module}:{qualname}", paths=paths,

@@ -9,7 +9,7 @@ own properties over code that consumes chunk metadata::
         cu, seq, last = chunkmeta.compute_chunk_metadata(*workload)
         ...
 
-They draw the same edge classes as chunkmeta's own generators (SPEC Parts 1
+They draw the same edge classes as chunkmeta's own generators (specs/mamba
 and 2): chunk sizes of every kind (1, powers of two, model and cache-block
 sizes, odd ones, up to 2^31-1), empty batches and rows, computed tokens
 aligned, unaligned and near 2^31-1, new tokens below, at and past the
@@ -218,7 +218,7 @@ def fla_chunk_sizes():
 
 
 def mamba_workloads(arrays="lists", max_rows=64):
-    """Valid Mamba workloads (SPEC Part 1) as compute_chunk_metadata's
+    """Valid Mamba workloads (specs/mamba) as compute_chunk_metadata's
     arguments, MambaWorkload(chunk_size, num_prefills, num_computed_tokens,
     query_start_loc): int32 tensors or numpy arrays, or lists of ints."""
 
@@ -244,7 +244,7 @@ def mamba_workloads(arrays="lists", max_rows=64):
 
 
 def fla_workloads(arrays="lists", dtype=None, max_sequences=64):
-    """Valid FLA workloads (SPEC Part 2) as prepare_chunk_indices' and
+    """Valid FLA workloads (specs/fla) as prepare_chunk_indices' and
     prepare_chunk_offsets' arguments, FlaWorkload(cu_seqlens, chunk_size):
     cu_seqlens an int32 or int64 tensor or numpy array (``dtype``: "int32",
     "int64", or None for either), or a list of ints."""

@@ -1,8 +1,8 @@
 // check() and replay() in this process: a Python callable with an engine's
 // signature as a harness Implementation of its spec, run by the engine.
-//   Mamba:  fn(chunk_size, num_prefills, num_computed_tokens, query_start_loc)
-//           -> (cu_chunk_seqlen, seq_idx, last_chunk_indices)
-//   FLA:    fn(cu_seqlens, chunk_size) -> chunk_indices (N, 2) or chunk_offsets (B + 1)
+// fn takes the spec's inputs in its order (Spec::inputs: Mamba's
+// fn(chunk_size, num_prefills, num_computed_tokens, query_start_loc)) and
+// returns its outputs (the one array, or a sequence of them in order).
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -29,7 +29,9 @@ using harness::Answer;
 using harness::FindingKind;
 using harness::Implementation;
 using harness::Misbehaviour;
+using harness::Input;
 using harness::Outcome;
+using harness::Slot;
 using harness::Spec;
 using harness::Workload;
 
@@ -72,44 +74,63 @@ Misbehaviour malformed(py::handle result, std::string summary) {
                       py::repr(result).cast<std::string>().substr(0, 400)};
 }
 
-// The one output array of an FLA spec: its shape, and the dtype the SPEC gives
-// it (cu_seqlens' for chunk_indices, int64 for chunk_offsets) for an array.
-Answer fla_answer(const Spec& spec, py::handle result, const Workload& w) {
-  const auto& output = spec.outputs()[0];
-  const std::string name(output.name);
-  std::string why;
-  std::string dtype;
-  auto values = read_output(result, name.c_str(), &why, output.columns, &dtype);
-  if (!values) return malformed(result, "returned " + why);
-  const std::string wanted = output.columns == 2 ? std::string(harness::to_string(w.dtype)) : "int64";
-  if (!dtype.empty() && dtype != wanted) {
-    return malformed(result, "returned " + name + " of dtype " + dtype + "; the SPEC gives " + wanted +
-                                 (output.columns == 2 ? " (cu_seqlens' dtype)" : " (whatever cu_seqlens' dtype)"));
-  }
-  harness::Arrays arrays;
-  arrays.push_back(std::move(*values));
-  return Outcome(std::move(arrays));
+const char* count_word(std::size_t n) {
+  static const char* const kWords[] = {"none", "one", "two", "three", "four", "five", "six", "seven", "eight"};
+  return n < std::size(kWords) ? kWords[n] : "several";
 }
 
-Answer mamba_answer(py::handle result) {
-  if (!PyTuple_Check(result.ptr()) && !PyList_Check(result.ptr())) {
-    return malformed(result, "returned " + std::string(Py_TYPE(result.ptr())->tp_name) + " instead of three sequences");
+// The spec's outputs from what fn returned (the one array, or a sequence of
+// them in the spec's order), each of the dtype the spec gives it.
+Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
+  const auto outputs = spec.outputs();
+  const bool one = outputs.size() == 1;
+  if (!one && !PyTuple_Check(result.ptr()) && !PyList_Check(result.ptr())) {
+    return malformed(result, "returned " + std::string(Py_TYPE(result.ptr())->tp_name) + " instead of " +
+                                 count_word(outputs.size()) + " sequences");
   }
-  if (py::len(result) != 3)
-    return malformed(result, "returned " + std::to_string(py::len(result)) + " values instead of three");
+  if (!one && py::len(result) != outputs.size())
+    return malformed(result, "returned " + std::to_string(py::len(result)) + " values instead of " +
+                                 count_word(outputs.size()));
+  const Input* wide = nullptr;
+  for (const auto& input : spec.inputs()) {
+    if (input.wide) wide = &input;
+  }
   harness::Arrays arrays;
-  const char* names[3] = {"cu_chunk_seqlen", "seq_idx", "last_chunk_indices"};
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name(outputs[i].name);
     std::string why;
     std::string dtype;
-    auto values = read_output(result[py::int_(i)], names[i], &why, 1, &dtype);
+    auto values = read_output(one ? result : result[py::int_(i)], name.c_str(), &why, outputs[i].columns, &dtype);
     if (!values) return malformed(result, "returned " + why);
-    // The engine uploads the three arrays as int32: an array of another dtype is not what the kernels read.
-    if (!dtype.empty() && dtype != "int32")
-      return malformed(result, "returned " + std::string(names[i]) + " of dtype " + dtype + "; the SPEC gives int32");
+    // The engine's kernels read the dtype the spec gives: another one is not what they read.
+    const std::string wanted(spec.dtype_of(outputs[i], w));
+    if (!dtype.empty() && dtype != wanted) {
+      std::string because;
+      if (wide != nullptr) {
+        because = outputs[i].dtype == harness::OutputDtype::of_input ? " (" + std::string(wide->name) + "' dtype)"
+                                                                       : " (whatever " + std::string(wide->name) + "' dtype)";
+      }
+      return malformed(result, "returned " + name + " of dtype " + dtype + "; the spec gives " + wanted + because);
+    }
     arrays.push_back(std::move(*values));
   }
   return Outcome(std::move(arrays));
+}
+
+// fn's arguments for a workload, in the engine's order, as the engine passes them.
+py::tuple arguments_of(const Spec& spec, ArrayKind kind, const Workload& w) {
+  const auto inputs = spec.inputs();
+  py::tuple arguments(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Slot slot = inputs[i].slot;
+    if (!is_array(slot)) {
+      arguments[i] = py::int_(scalar_in(w, slot));
+      continue;
+    }
+    const bool int64 = inputs[i].wide && w.dtype == harness::Dtype::int64;
+    arguments[i] = make_array(kind, array_in(w, slot), int64 ? IntType::int64 : IntType::int32);
+  }
+  return arguments;
 }
 
 // What a Python implementation shares with the run: Ctrl-C, and the time its
@@ -128,24 +149,18 @@ struct CallState {
 
 // fn called with the workload's arguments; the alarm cuts it short.
 Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Workload& w, CallState& state) {
-  const bool mamba = spec.reads_computed_tokens();
   const double units = harness::CallBudget::units_of(spec, w);
   const double budget = state.alarm ? state.budget.limit(units) : 0;
   const auto start = std::chrono::steady_clock::now();
   try {
     // The arguments are made before the alarm is armed: only fn itself is ever cut short.
-    const py::tuple arguments =
-        mamba ? py::make_tuple(w.chunk_size, w.rows(), make_array(kind, w.num_computed_tokens),
-                               make_array(kind, w.query_start_loc))
-              : py::make_tuple(make_array(kind, w.query_start_loc,
-                                          w.dtype == harness::Dtype::int64 ? IntType::int64 : IntType::int32),
-                               w.chunk_size);
+    const py::tuple arguments = arguments_of(spec, kind, w);
     if (budget > 0) state.arm(budget);
     const py::object result = fn(*arguments);
     if (budget > 0) state.arm(0);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (++state.calls > 1) state.budget.measured(units, took);  // the first call pays the lazy set-up
-    return mamba ? mamba_answer(result) : fla_answer(spec, result, w);
+    return answer_of(spec, result, w);
   } catch (py::error_already_set& raised) {
     if (budget > 0) {
       try {
@@ -191,7 +206,7 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
       [fn = std::move(fn), &spec, kind, state](const Workload& w) -> Answer {
         if (state->interrupted) return spec.reference(w);
         // The engine's int32 tensors cannot hold such a workload: its conversion would fail first.
-        const bool int32_arrays = spec.reads_computed_tokens() || w.dtype == harness::Dtype::int32;
+        const bool int32_arrays = !spec.reads_dtype() || w.dtype == harness::Dtype::int32;
         if (kind != ArrayKind::lists && int32_arrays && !harness::fits_int32(w)) return Outcome(*spec.validate(w));
         Answer answer = call(fn, spec, kind, w, *state);
         if (PyErr_CheckSignals() != 0) {
@@ -210,7 +225,7 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
 }
 
 py::dict counterexample_dict(const harness::Counterexample& cx, const std::optional<harness::WrittenFiles>& files) {
-  const Spec& spec = cx.spec != nullptr ? *cx.spec : harness::mamba_spec();
+  const Spec& spec = cx.spec != nullptr ? *cx.spec : harness::default_spec();
   py::dict d;
   d["property"] = cx.property;
   d["workload"] = harness::dump_line(harness::to_json(spec, cx.workload));
@@ -234,12 +249,57 @@ const engine::Property* find_property(const engine::PropertyTable& table, const 
   return nullptr;
 }
 
-py::dict run_check(py::object fn, const std::string& spec_name, const std::string& name, int cases,
-                   int min_cases, std::optional<std::uint64_t> seed, bool valid_only, double time_budget,
-                   std::optional<std::filesystem::path> report_dir, const std::string& arrays,
-                   std::vector<std::filesystem::path> corpus, bool fail_fast, bool keep_going,
-                   std::vector<std::string> only, std::vector<std::string> exclude, bool generate, bool shrink,
-                   double timeout, py::object alarm, const std::string& rerun_command, bool verbose) {
+// check()'s settings as __init__.py hands them over: one dict, every key given.
+struct CheckSettings {
+  int cases = 0;
+  int min_cases = 0;
+  std::optional<std::uint64_t> seed;
+  bool valid_only = false;
+  double time_budget = 0;
+  std::optional<std::filesystem::path> report_dir;
+  std::string arrays;
+  std::vector<std::filesystem::path> corpus;
+  bool fail_fast = false;
+  bool keep_going = false;
+  std::vector<std::string> only;  // the properties to run (empty: all)
+  std::vector<std::string> exclude;
+  bool generate = true;
+  bool shrink = true;
+  double timeout = 0;
+  std::string rerun_command;
+  bool verbose = false;
+
+  explicit CheckSettings(const py::dict& given) {
+    const auto read = [&given](const char* key, auto& into) {
+      if (!given.contains(key)) throw py::key_error(std::string("check() settings lack '") + key + "'");
+      into = given[key].cast<std::remove_reference_t<decltype(into)>>();
+    };
+    read("cases", cases);
+    read("min_cases", min_cases);
+    read("seed", seed);
+    read("valid_only", valid_only);
+    read("time_budget", time_budget);
+    read("report_dir", report_dir);
+    read("arrays", arrays);
+    read("corpus", corpus);
+    read("fail_fast", fail_fast);
+    read("keep_going", keep_going);
+    read("properties", only);
+    read("exclude", exclude);
+    read("generate", generate);
+    read("shrink", shrink);
+    read("timeout", timeout);
+    read("rerun_command", rerun_command);
+    read("verbose", verbose);
+    if (given.size() != 17) throw py::key_error("check() settings have keys it does not read");
+  }
+};
+
+py::dict run_check(py::object fn, const std::string& spec_name, const std::string& name, const py::dict& given,
+                   py::object alarm) {
+  CheckSettings settings(given);
+  auto& [cases, min_cases, seed, valid_only, time_budget, report_dir, arrays, corpus, fail_fast, keep_going, only,
+         exclude, generate, shrink, timeout, rerun_command, verbose] = settings;
   const Spec& spec = spec_named(spec_name);
   const engine::PropertyTable& table = properties::table_of(spec);
   for (const auto& property : only) {
@@ -272,7 +332,7 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
   options.generate = generate;
   // Two calls on a one-row workload first: the first pays the function's lazy
   // set-up, the second says what a small workload costs (the time budgets' measure).
-  for (int i = 0; i < 2 && !python.state->interrupted; ++i) (void)python.implementation.compute(Workload{1, {0}, {0, 0}});
+  for (int i = 0; i < 2 && !python.state->interrupted; ++i) (void)python.implementation.compute(spec.warm_up_workload());
   const auto result = engine::check(table, {python.implementation}, options);
 
   py::dict summary;
@@ -347,16 +407,28 @@ py::object spec_of_file(const std::filesystem::path& file) {
   return py::str(std::string(std::get<harness::CorpusEntry>(loaded).spec->name()));
 }
 
-// The edge classes chunkmeta's own generators promise, and those a workload
-// hits (to test that chunkmeta.strategies draws the same ones).
-std::vector<std::string> edge_classes_of(const std::string& spec, std::int64_t chunk_size,
-                                         std::vector<std::int64_t> computed, std::vector<std::int64_t> offsets,
-                                         const std::string& dtype) {
-  const bool mamba = spec_named(spec).reads_computed_tokens();
-  Workload w{chunk_size, std::move(computed), std::move(offsets),
-             dtype == "int64" ? harness::Dtype::int64 : harness::Dtype::int32};
-  if (!mamba) w.num_computed_tokens.assign(w.query_start_loc.empty() ? 0 : w.query_start_loc.size() - 1, 0);
-  return mamba ? properties::edge_classes(w) : properties::fla_edge_classes(w);
+// The edge classes a workload hits, given as fn's arguments (to test that
+// chunkmeta.strategies draws the ones chunkmeta's own generators promise).
+std::vector<std::string> edge_classes_of(const std::string& spec_name, const py::sequence& arguments) {
+  const Spec& spec = spec_named(spec_name);
+  const auto inputs = spec.inputs();
+  if (py::len(arguments) != inputs.size())
+    throw py::value_error("a " + spec_name + " workload has " + std::to_string(inputs.size()) + " arguments");
+  Workload w;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string name(inputs[i].name);
+    if (inputs[i].slot == Slot::rows) continue;
+    if (!is_array(inputs[i].slot)) {
+      scalar_in(w, inputs[i].slot) = to_int64(arguments[i], name.c_str());
+      continue;
+    }
+    const InputArray array(arguments[i], name.c_str(), inputs[i].wide);
+    array_in(w, inputs[i].slot) = array.widened();
+    if (inputs[i].wide && !array.copied() && array.type() == IntType::int64) w.dtype = harness::Dtype::int64;
+  }
+  if (!spec.reads(Slot::per_row))
+    w.num_computed_tokens.assign(w.query_start_loc.empty() ? 0 : w.query_start_loc.size() - 1, 0);
+  return properties::table_of(spec).workload_classes(w);
 }
 
 std::vector<std::string> all_edge_classes_of(const std::string& spec) {
@@ -366,21 +438,17 @@ std::vector<std::string> all_edge_classes_of(const std::string& spec) {
 }  // namespace
 
 void add_door(py::module_& m) {
-  m.def("_edge_classes", &edge_classes_of, py::arg("spec"), py::arg("chunk_size"), py::arg("computed"),
-        py::arg("offsets"), py::arg("dtype"));
+  m.def("_edge_classes", &edge_classes_of, py::arg("spec"), py::arg("arguments"));
   m.def("_all_edge_classes", &all_edge_classes_of, py::arg("spec"));
   m.def("_set_timeout_type", [](py::object type) {
     shrink_timeout_type = new py::object(std::move(type));  // kept for the life of the process
   });
-  m.def("_check", &run_check, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("cases"), py::arg("min_cases"),
-        py::arg("seed"),
-        py::arg("valid_only"), py::arg("time_budget"), py::arg("report_dir"), py::arg("arrays"), py::arg("corpus"),
-        py::arg("fail_fast"), py::arg("keep_going"), py::arg("properties"), py::arg("exclude"), py::arg("generate"),
-        py::arg("shrink"),
-        py::arg("timeout"), py::arg("alarm"), py::arg("rerun_command"), py::arg("verbose"));
+  m.def("_check", &run_check, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("settings"), py::arg("alarm"));
   m.def("_replay", &run_replay, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("paths"), py::arg("arrays"),
         py::arg("valid_only"));
   m.def("_spec_of_file", &spec_of_file, py::arg("file"));
+  m.def("_default_spec", [] { return std::string(harness::default_spec().name()); });
+  m.def("_descriptions", [] { return harness::dump_line(harness::descriptions_json()); });
   m.def("_specs", [] {
     std::vector<std::string> names;
     for (const Spec* spec : harness::all_specs()) names.emplace_back(spec->name());

@@ -1,10 +1,10 @@
-// The `chunkmeta` Python extension: the fast implementations with the
-// engines' signatures and types (dropins.cpp), and every spec's property
-// suite run in this process against a Python callable (door.cpp).
+// The `chunkmeta` Python extension: each spec folder's drop-ins (the fast
+// implementations with the engines' signatures and types), and every spec's
+// property suite run in this process against a Python callable (door.cpp).
 // `chunkmeta/__init__.py` wraps them.
 #include "module.hpp"
 
-#include "chunkmeta/chunkmeta.hpp"
+#include "chunkmeta/types.hpp"
 
 namespace chunkmeta::python {
 namespace {
@@ -26,6 +26,10 @@ void raise_invalid(const std::string& message, std::string_view code, std::strin
   throw py::error_already_set();
 }
 
+void add_fastcall_methods(py::module_& m, PyMethodDef* methods) {
+  if (PyModule_AddFunctions(m.ptr(), methods) != 0) throw py::error_already_set();
+}
+
 void raise_invalid(const Error& error) {
   raise_invalid(error.message(), to_string(error.code), error.field, error.index,
                 kind_of(error.code) == ErrorKind::invalid_input ? "invalid_input" : "resource_limit");
@@ -37,6 +41,8 @@ PYBIND11_MODULE(_chunkmeta, m) {
   using namespace chunkmeta::python;
   m.attr("__version__") = std::string(chunkmeta::kVersion);
   m.def("_set_invalid_workload_type", &set_invalid_workload_type);
-  add_dropins(m);
+#define CHUNKMETA_ADD_DROPINS_OF(folder) add_##folder(m);
+  CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_ADD_DROPINS_OF)
+#undef CHUNKMETA_ADD_DROPINS_OF
   add_door(m);
 }

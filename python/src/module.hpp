@@ -1,5 +1,6 @@
-// The parts of the `_chunkmeta` extension: the drop-ins (dropins.cpp) and
-// check() / replay() on a Python callable (door.cpp), joined in module.cpp.
+// The parts of the `_chunkmeta` extension: each spec folder's drop-ins
+// (specs/<folder>/<folder>_dropins.cpp) and check() / replay() on a Python
+// callable (door.cpp), joined in module.cpp.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "chunkmeta/types.hpp"
+#include "registry.hpp"
 
 namespace chunkmeta::python {
 
@@ -19,9 +21,10 @@ void set_invalid_workload_type(py::object type);
 [[noreturn]] void raise_invalid(const std::string& message, std::string_view code, std::string_view field,
                                 std::int64_t index, std::string_view kind);
 
-// The drop-ins, as METH_FASTCALL functions (pybind11's dispatcher costs more
-// than the computation), and the module's other functions.
-void add_dropins(py::module_& m);
+// Each spec folder's drop-ins (specs/registry.hpp), and the module's other functions.
+#define CHUNKMETA_DECLARE_ADD(folder) void add_##folder(py::module_& m);
+CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_DECLARE_ADD)
+#undef CHUNKMETA_DECLARE_ADD
 void add_door(py::module_& m);
 
 }  // namespace chunkmeta::python

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(SOURCE / "properties" / "mutants"))
+sys.path.insert(0, str(SOURCE / "mutants"))
 sys.path.insert(0, str(SOURCE / "examples" / "python"))
 
 import chunkmeta  # noqa: E402

@@ -155,4 +155,4 @@ def test_outputs_of_another_dtype_than_int32_are_malformed(tmp_path):
     with pytest.raises(chunkmeta.CheckFailed) as raised:
         chunkmeta.check(int64_outputs, cases=50, seed=4, corpus=[], database=None, report_dir=tmp_path)
     assert "malformed_output" in str(raised.value)
-    assert "of dtype int64; the SPEC gives int32" in str(raised.value)
+    assert "of dtype int64; the spec gives int32" in str(raised.value)

@@ -9,7 +9,7 @@ import fla_index
 import fla_reference_procedure
 import mutants
 
-CU = [0, 0, 5, 5, 9]  # SPEC Part 2's example, C = 4
+CU = [0, 0, 5, 5, 9]  # the FLA contract's example, C = 4
 INDICES = [[1, 0], [1, 1], [3, 0]]
 OFFSETS = [0, 0, 2, 2, 3]
 

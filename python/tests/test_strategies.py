@@ -48,13 +48,7 @@ def classes_hit(spec, strategy, draws):
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
     @given(strategy)
     def record(workload):
-        if spec == "mamba":
-            chunk, computed, offsets, dtype = workload.chunk_size, workload[2], workload[3], "int32"
-        else:
-            chunk, computed, offsets, dtype = workload.chunk_size, [], workload.cu_seqlens, "int64" if \
-                getattr(workload.cu_seqlens, "dtype", None) is not None and \
-                str(workload.cu_seqlens.dtype).endswith("int64") else "int32"
-        seen.update(_chunkmeta._edge_classes(spec, chunk, list(map(int, computed)), list(map(int, offsets)), dtype))
+        seen.update(_chunkmeta._edge_classes(spec, tuple(workload)))
 
     record()
     return seen

@@ -29,6 +29,7 @@
 #include "chunkmeta/harness/shrink.hpp"
 #include "chunkmeta/harness/subprocess.hpp"
 #include "chunkmeta/properties/tables.hpp"
+#include "specs_command.hpp"
 
 namespace {
 
@@ -100,13 +101,13 @@ std::optional<std::vector<Implementation>> implementations(const Spec& spec, con
   return chosen;
 }
 
-// The specs a command covers: the one --spec names, else every one (or Mamba's alone).
+// The specs a command covers: the one --spec names, else every one (or the default spec alone).
 std::vector<const Spec*> specs_of(const std::string& named, bool all_by_default) {
   if (!named.empty()) {
     const Spec* spec = spec_named(named);
     return spec == nullptr ? std::vector<const Spec*>{} : std::vector<const Spec*>{spec};
   }
-  return all_by_default ? harness::all_specs() : std::vector<const Spec*>{&harness::mamba_spec()};
+  return all_by_default ? harness::all_specs() : std::vector<const Spec*>{&harness::default_spec()};
 }
 
 // Flushes standard output; false, having said why on stderr, once it cannot
@@ -224,15 +225,24 @@ std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The spec a target's workloads are of, and its workload of `bytes`.
+// The specs whose differential fuzz target `target` is (none for the targets every spec shares).
+std::vector<const Spec*> specs_fuzzed_by(const std::string& target) {
+  std::vector<const Spec*> specs;
+  for (const Spec* spec : harness::all_specs()) {
+    if (spec->fuzz_target() == target) specs.push_back(spec);
+  }
+  return specs;
+}
+
+// The spec a target's workloads are printed as, and its workload of `bytes`.
 const Spec& spec_for(const std::string& target) {
-  return target == "fla_differential" ? harness::fla_chunk_indices_spec() : harness::mamba_spec();
+  const auto fuzzed = specs_fuzzed_by(target);
+  return fuzzed.empty() ? harness::default_spec() : *fuzzed.front();
 }
 
 Workload decode_for(const std::string& target, const std::vector<std::uint8_t>& bytes) {
   if (target == "robustness") return harness::decode_any_workload(bytes);
-  if (target == "fla_differential") return harness::decode_valid_cu_seqlens(bytes);
-  return harness::decode_valid_workload(bytes);
+  return spec_for(target).decode_fuzz_input(bytes);
 }
 
 int fuzz_decode(const std::string& target, const std::vector<std::filesystem::path>& inputs) {
@@ -256,9 +266,7 @@ int fuzz_encode(const std::string& target, const std::filesystem::path& dir,
     const auto& entry = std::get<harness::CorpusEntry>(loaded);
     const Workload& workload = entry.workload;
     std::optional<std::vector<std::uint8_t>> bytes;
-    const bool fla = entry.spec != &harness::mamba_spec();
-    if (target == "differential" && !fla) bytes = harness::encode_valid_workload(workload);
-    if (target == "fla_differential" && fla) bytes = harness::encode_valid_cu_seqlens(workload);
+    if (entry.spec->fuzz_target() == target) bytes = entry.spec->encode_fuzz_input(workload);
     if (target == "robustness") bytes = harness::encode_any_workload(workload);
     if (target == "json_line" || target == "request_line") {
       const std::string line = target == "json_line" ? harness::dump_line(harness::to_json(*entry.spec, workload))
@@ -436,7 +444,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   const std::string spec_help = "The computation: " + harness::spec_names();
-  const std::string impl_help = "Implementation: a built-in one (" + harness::mamba_spec().builtin_names() +
+  const std::string impl_help = "Implementation: a built-in one (" + harness::default_spec().builtin_names() +
                                 "), cmd:COMMAND (a program speaking the JSON Lines protocol of `compute`), or "
                                 "plugin:PATH[#NAME] (a shared library exporting <chunkmeta/plugin.h>)";
   harness::ResolveOptions resolve;
@@ -466,7 +474,7 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> corpus_inputs = {default_corpus(resolve.self_path)};
   auto* verify_cmd = app.add_subcommand(
       "verify", "Replay the corpus, then run each spec's property suite (differential against the reference, the "
-                "SPEC invariants, metamorphic relations, validation) on the built-in implementations and print a "
+                "spec invariants, metamorphic relations, validation) on the built-in implementations and print a "
                 "summary. Exit 0 only if all held.");
   verify_cmd->add_option("--spec", spec_name, spec_help + " (default: every one)");
   verify_cmd->add_option("--impl", verify_impls, "Implementations to verify (default: every built-in one)");
@@ -477,11 +485,17 @@ int main(int argc, char** argv) {
                          "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
   auto* verify_corpus_opt =
       verify_cmd->add_option("--corpus", corpus_inputs, "Corpus files or folders replayed first")->capture_default_str();
+  bool specs_json = false;
+  auto* specs_cmd = app.add_subcommand("specs", "List the specs this build knows: each one's inputs in the engine's "
+                                                "order, its outputs and its built-in implementations.");
+  specs_cmd->add_flag("--json", specs_json,
+                      "One JSON array: each spec's name, summary, inputs (name, kind, slot, dtypes), outputs (name, "
+                      "columns, dtype), builtins, properties and edge classes");
   std::vector<std::string> check_impls;
   bool check_no_prefetch = false;
   auto* check_cmd = app.add_subcommand(
       "check", "Verify any implementation (built-in, cmd:COMMAND or plugin:PATH) of one spec: replay the corpus, "
-               "then run every implementation property (differential against the reference, the SPEC invariants, "
+               "then run every implementation property (differential against the reference, the spec's invariants, "
                "the metamorphic relations, rejection of invalid input), shrink each failure and write its report. "
                "Prints a summary with throughput. Exit 0 only if everything held.");
   check_cmd->add_option("--spec", spec_name, spec_help + " (default: mamba)");
@@ -591,6 +605,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
 
+  if (*specs_cmd) return chunkmeta::cli::list_specs(specs_json);
   if (*compute_cmd) {
     if (!compute_spec.empty() && spec_named(compute_spec) == nullptr) return kExitUsage;
     // Inside `compute` a plugin runs in this process: this process is the isolation.
@@ -636,10 +651,8 @@ int main(int argc, char** argv) {
     harness::ResolveOptions here = resolve;
     here.plugins_in_process = true;
     std::vector<Implementation> impls;
-    const auto target_specs = fuzz_target == "fla_differential"
-                                  ? std::vector<const Spec*>{&harness::fla_chunk_indices_spec(),
-                                                             &harness::fla_chunk_offsets_spec()}
-                                  : std::vector<const Spec*>{&harness::mamba_spec()};
+    auto target_specs = specs_fuzzed_by(fuzz_target);
+    if (target_specs.empty()) target_specs.push_back(&harness::default_spec());
     for (const Spec* spec : target_specs) {
       if (!shrink_impls.empty()) {
         // A plugin's implementations may be of one of the specs only.
@@ -721,7 +734,7 @@ int main(int argc, char** argv) {
     options.prefetch = !check_no_prefetch;
     // The rerun command repeats the options that change what is sent.
     std::string rerun = harness::shell_quote(resolve.self_path) + " check";
-    if (&spec != &harness::mamba_spec()) rerun += " --spec " + std::string(spec.name());
+    if (&spec != &harness::default_spec()) rerun += " --spec " + std::string(spec.name());
     rerun += " --impl {implementation} --property {property} --seed {seed}";
     if (resolve.valid_only) rerun += " --valid-only";
     if (resolve.plugins_in_process) rerun += " --in-process";

@@ -2,11 +2,13 @@
  * family's computations to `chunkmeta check --impl plugin:PATH` and to the
  * differential fuzz targets (CHUNKMETA_FUZZ_PLUGIN=PATH).
  *
- * Version 2 (below version 1) serves every spec: each implementation names the
- * spec it computes ("mamba", "fla.chunk_indices", "fla.chunk_offsets") and
- * writes that spec's outputs, in its order, into generic int32 buffers.
- * Version 1 is Mamba's alone and stays supported as it is: a library may
- * export either entry point (version 2 is read when both are there).
+ * Version 3 (at the end) serves every spec, including specs added later: a
+ * workload is the spec's inputs as `chunkmeta specs --json` describes them
+ * (scalars, then arrays, each in the spec's order) and the outputs are that
+ * many int32 buffers. Version 2 serves the specs that read a chunk size,
+ * offsets and computed tokens, with at most four outputs; version 1 is
+ * Mamba's alone. Both stay supported as they are: a library may export any
+ * of the entry points (the highest version is read).
  *
  * Plain C, so a plugin can be written in C, C++, Rust or anything with a C FFI.
  * A plugin exports one function, named by CHUNKMETA_PLUGIN_ENTRY_V1, that returns a
@@ -152,6 +154,58 @@ typedef struct chunkmeta_plugin_v2 {
 
 /* `const chunkmeta_plugin_v2* chunkmeta_get_plugin_v2(void);`, defined with CHUNKMETA_PLUGIN_EXPORT. */
 typedef const chunkmeta_plugin_v2* (*chunkmeta_plugin_entry_v2)(void);
+
+/* ---- Version 3: every spec, described by `chunkmeta specs --json` ---- */
+
+#define CHUNKMETA_PLUGIN_ABI_VERSION_3 3
+#define CHUNKMETA_PLUGIN_ENTRY_V3 "chunkmeta_get_plugin_v3"
+
+/* One workload of the spec named: its inputs in the spec's order, scalars
+ * ("kind": "scalar") in `scalars` and arrays ("kind": "array") in `arrays` with
+ * their lengths; a "rows" input is not passed (the offsets' length tells it).
+ * Values are 64-bit so that invalid input arrives as it is. dtype_bits: 32 or
+ * 64, the integer type of the engine's tensor for an input that may be int64. */
+typedef struct chunkmeta_workload_v3 {
+  const char* spec;
+  uint32_t scalar_count;
+  const int64_t* scalars;
+  uint32_t array_count;
+  const int64_t* const* arrays;
+  const int64_t* array_lengths;
+  uint32_t dtype_bits;
+} chunkmeta_workload_v3;
+
+/* The spec's outputs in its order, as int32 entries (a 2-column output as
+ * 2N entries), set by the caller: `count` buffers with their capacities;
+ * compute sets sizes[i] (entries written, or needed with
+ * CHUNKMETA_BUFFER_TOO_SMALL) and, when it refuses the workload, the error as
+ * in version 1. */
+typedef struct chunkmeta_output_v3 {
+  uint32_t count;
+  int32_t* const* arrays;
+  const int64_t* capacities;
+  int64_t* sizes;
+  const char* error_code;
+  const char* error_field;
+  int64_t error_index;
+} chunkmeta_output_v3;
+
+typedef struct chunkmeta_implementation_v3 {
+  const char* name;        /* short, no spaces: "my-fast" */
+  const char* description; /* one line for people */
+  const char* spec;        /* the spec it computes, as `chunkmeta specs` names it */
+  uint32_t flags;          /* chunkmeta_flags */
+  int (*compute)(const chunkmeta_workload_v3* workload, chunkmeta_output_v3* output);
+} chunkmeta_implementation_v3;
+
+typedef struct chunkmeta_plugin_v3 {
+  uint32_t abi_version; /* CHUNKMETA_PLUGIN_ABI_VERSION_3 */
+  uint32_t implementation_count;
+  const chunkmeta_implementation_v3* implementations;
+} chunkmeta_plugin_v3;
+
+/* `const chunkmeta_plugin_v3* chunkmeta_get_plugin_v3(void);`, defined with CHUNKMETA_PLUGIN_EXPORT. */
+typedef const chunkmeta_plugin_v3* (*chunkmeta_plugin_entry_v3)(void);
 
 #ifdef __cplusplus
 }

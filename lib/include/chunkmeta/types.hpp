@@ -19,7 +19,9 @@
 
 namespace chunkmeta {
 
-// Largest value the engine's int32 tensors can hold; the SPEC's domain bound.
+inline constexpr std::string_view kVersion = "0.1.0";
+
+// Largest value the engine's int32 tensors can hold; the spec's domain bound.
 inline constexpr std::int64_t kMaxValue = std::numeric_limits<std::int32_t>::max();
 
 // A workload with wide (int64) values, so that invalid inputs (negative, above
@@ -88,7 +90,7 @@ struct ChunkMetadata {
   friend bool operator==(const ChunkMetadata&, const ChunkMetadata&) = default;
 };
 
-// One code per rule of the SPEC's valid domain, plus the resource limits.
+// One code per rule of the spec's valid domain, plus the resource limits.
 // The spelled names (to_string) are stable and machine-readable.
 enum class ErrorCode {
   chunk_size_not_positive,     // chunk_size <= 0
@@ -100,10 +102,13 @@ enum class ErrorCode {
   output_too_large,            // valid, but more chunks than Limits::max_chunks
   output_buffer_too_small,     // fast_into: a caller buffer is shorter than needed
   cu_seqlens_decreasing,       // fla: cu_seqlens[j] < cu_seqlens[j-1]
+  // Rules any spec may name on any of its fields (the field says which):
+  not_positive,                // a scalar below 1 that must be at least 1 (value)
+  not_a_multiple,              // a value that must be a multiple of another input's (bound)
 };
-inline constexpr ErrorCode kLastErrorCode = ErrorCode::cu_seqlens_decreasing;
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::not_a_multiple;
 
-// Invalid input breaks the SPEC's domain; a resource limit refuses a valid
+// Invalid input breaks the spec's domain; a resource limit refuses a valid
 // workload (documented cap, or a caller's buffer) and is an error of its own kind.
 enum class ErrorKind { invalid_input, resource_limit };
 

@@ -1,4 +1,4 @@
-// Computes the SPEC's example through the installed headers and library.
+// Computes the spec's example through the installed headers and library.
 #include <chunkmeta/chunkmeta.hpp>
 #include <iostream>
 

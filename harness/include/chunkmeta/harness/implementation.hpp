@@ -26,7 +26,7 @@ using Outcome = Result<Arrays>;
 
 enum class FindingKind {
   mismatch,            // both succeeded, outputs differ from the reference
-  invariant_violated,  // output breaks a SPEC invariant (even if equal to the reference)
+  invariant_violated,  // output breaks an invariant of its spec (even if equal to the reference)
   unexpected_error,    // valid workload refused
   accepted_invalid,    // invalid workload computed instead of rejected
   wrong_error,         // rejected, but not with the reference's code, field and index

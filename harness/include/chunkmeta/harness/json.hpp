@@ -26,11 +26,20 @@ struct InputError {
   std::string message;
 };
 
-// A workload in its spec's words: Mamba's as it always was,
-//   {"chunk_size", "num_computed_tokens", "query_start_loc"};
-// another spec's named, with its offsets' field and (when int64) the dtype,
+// A workload in its spec's words (Spec::inputs): the default spec's as it
+// always was, {"chunk_size", "num_computed_tokens", "query_start_loc"};
+// another spec's named, with its inputs and (when int64) the dtype,
 //   {"spec": "fla.chunk_indices", "chunk_size", "cu_seqlens", "dtype": "int64"}.
 Json to_json(const Spec& spec, const Workload& workload);
+// What a spec is, for programs that serve every spec (the Python adapter) and
+// for `chunkmeta specs --json`: {"name", "summary", "unit", "named_on_the_wire",
+// "inputs": [{"name", "kind": "scalar" | "array" | "rows", "slot", "dtypes"}],
+// "outputs": [{"name", "columns", "dtype": "int32" | "int64" | "of_input"}]}.
+Json description_json(const Spec& spec);
+// Every spec's description by name: what a started program finds in the
+// environment variable kSpecsVariable.
+Json descriptions_json();
+inline constexpr const char* kSpecsVariable = "CHUNKMETA_SPECS";
 // Outputs by name, in the spec's order; a 2-column array as [[a, b], ...].
 Json to_json(const Spec& spec, const Arrays& arrays);
 Json to_json(const Spec& spec, const Outcome& outcome);  // the outputs, or {"error": {...}}
@@ -41,7 +50,7 @@ struct SpecWorkload {
   const Spec* spec = nullptr;
   Workload workload;
 };
-// The "spec" key names the spec (no key: Mamba); its own keys give the workload.
+// The "spec" key names the spec (no key: the default spec); its own keys give the workload.
 std::variant<SpecWorkload, InputError> parse_workload(const Json& value);
 std::variant<SpecWorkload, InputError> parse_workload_line(std::string_view line);
 

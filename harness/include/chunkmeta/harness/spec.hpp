@@ -13,17 +13,31 @@
 #include <vector>
 
 #include "chunkmeta/harness/implementation.hpp"
+#include "registry.hpp"
 
 namespace chunkmeta::harness {
 
-// One output array: its name, and `columns` entries per row (1, or 2 for
-// FLA's (i, j) pairs, shown and sent as pairs).
+// One input, as the engine's function takes it. `wide`: the engine's tensor
+// may be int64 as well as int32 (Workload::dtype says which; it shapes outputs
+// of dtype `of_input`).
+struct Input {
+  std::string_view name;
+  Slot slot;
+  bool wide = false;
+};
+
+// The integer type of an output in the engine.
+enum class OutputDtype : std::uint8_t { int32, int64, of_input };
+
+// One output array: its name, `columns` entries per row (1, or 2 for FLA's
+// (i, j) pairs, shown and sent as pairs), and its dtype in the engine.
 struct OutputArray {
   std::string_view name;
   int columns = 1;
+  OutputDtype dtype = OutputDtype::int32;
 };
 
-// A broken SPEC invariant (numbered as in SPEC.md), with the row and chunk at fault.
+// A broken invariant of the spec (numbered as in the spec's README), with the row and chunk at fault.
 struct InvariantViolation {
   int number = 0;
   std::string name;
@@ -41,11 +55,11 @@ class Spec {
   virtual std::string_view name() const = 0;
   virtual std::string_view summary() const = 0;  // one line for people
 
-  // Inputs: how a workload is spelled for this spec.
-  virtual bool reads_computed_tokens() const = 0;  // else they are zeros and not shown
-  virtual std::string_view offsets_field() const = 0;  // "query_start_loc", "cu_seqlens"
-  virtual std::string_view unit() const = 0;           // what one offsets interval is: "row", "sequence"
-  virtual bool reads_dtype() const = 0;            // the offsets' dtype shapes the outputs
+  // The inputs in the order the engine's function takes them (Python's
+  // drop-in and check() call it so); the wire, the C ABI and reports name
+  // them so. Slots a spec does not read stay at their defaults.
+  virtual std::span<const Input> inputs() const = 0;
+  virtual std::string_view unit() const = 0;  // what one offsets interval is: "row", "sequence"
   // The outputs, in order.
   virtual std::span<const OutputArray> outputs() const = 0;
 
@@ -56,9 +70,9 @@ class Spec {
   virtual std::optional<std::int64_t> chunks(const Workload& workload) const = 0;
   // The entries of each output for a valid workload (a buffer's size), else nullopt.
   virtual std::optional<std::vector<std::int64_t>> output_entries(const Workload& workload) const = 0;
-  // The SPEC's procedure, ported step by step: the oracle.
+  // The spec's procedure, ported step by step: the oracle.
   virtual Outcome reference(const Workload& workload) const = 0;
-  // The SPEC's invariants, checked independently of the reference port, on
+  // The spec's invariants, checked independently of the reference port, on
   // the outputs of a valid workload (any shape: the first check is the shapes).
   virtual std::optional<InvariantViolation> check_invariants(const Workload& workload, const Arrays& arrays) const = 0;
   // The built-in implementations (the reference and the fast entry points).
@@ -69,28 +83,43 @@ class Spec {
   virtual Result<std::vector<std::vector<std::int64_t>>> write_into(const Workload& workload,
                                                                     std::span<const std::int64_t> sizes,
                                                                     std::int64_t fill) const = 0;
+  // Its differential fuzz target (fuzz/<name>.cpp, corpus/fuzz/<name>), and
+  // the byte codec of the valid workloads that target decodes (fuzz_input.hpp).
+  virtual std::string_view fuzz_target() const = 0;
+  virtual Workload decode_fuzz_input(std::span<const std::uint8_t> bytes) const = 0;
+  // The bytes that decode to `workload`, or nullopt when it is beyond the codec's budget.
+  virtual std::optional<std::vector<std::uint8_t>> encode_fuzz_input(const Workload& workload) const = 0;
   // Whether that writer promises to leave every entry past the needed prefix
   // as it was (Mamba's fast_into may use the rest as scratch; FLA's do not).
   virtual bool writer_keeps_the_rest() const = 0;
 
+  // One row without tokens, valid for the spec: what a door sends first, so
+  // a function's lazy set-up is paid before any workload is timed.
+  virtual Workload warm_up_workload() const { return Workload{1, {0}, {0, 0}}; }
+
   // Shared helpers.
+  const Input* input(Slot slot) const;  // the input kept in `slot`, or nullptr
+  bool reads(Slot slot) const { return input(slot) != nullptr; }
+  std::string_view field(Slot slot) const;  // its name, or ""
+  bool reads_dtype() const;  // an input may be int64 (Workload::dtype is sent)
+  // The dtype an output has for `workload`: "int32" or "int64".
+  std::string_view dtype_of(const OutputArray& output, const Workload& workload) const;
   std::optional<Implementation> find_builtin(std::string_view name) const;
   std::string builtin_names() const;  // "reference, fast, ...", for messages
   std::string units(const Workload& workload) const;  // "1 row", "3 sequences"
   std::size_t entries(const Arrays& arrays) const;
 };
 
-// Every spec, Mamba first; by name, or nullptr.
+// Every spec, in the registry's order (specs/registry.hpp); by name, or nullptr.
 const std::vector<const Spec*>& all_specs();
 const Spec* find_spec(std::string_view name);
-std::string spec_names();  // "mamba, fla.chunk_indices, fla.chunk_offsets"
+std::string spec_names();  // "mamba, fla.chunk_indices, ...", for messages
+// The spec a workload that names none means (the registry says which).
+const Spec& default_spec();
 
-const Spec& mamba_spec();
-const Spec& fla_chunk_indices_spec();
-const Spec& fla_chunk_offsets_spec();
-
-// Mamba's outputs as arrays, and back (moved, never copied).
-Arrays arrays_of(ChunkMetadata&& result);
-ChunkMetadata chunk_metadata_of(Arrays&& arrays);
+// The hooks each spec folder defines for this layer (specs/registry.hpp).
+#define CHUNKMETA_DECLARE_SPECS_OF(folder) std::vector<const Spec*> specs_of_##folder();
+CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_DECLARE_SPECS_OF)
+#undef CHUNKMETA_DECLARE_SPECS_OF
 
 }  // namespace chunkmeta::harness

@@ -1,7 +1,9 @@
-// The one input domain of the family: every spec reads a chunk size and
-// cumulative offsets of each row's tokens (Mamba's query_start_loc, FLA's
-// cu_seqlens); Mamba also reads the tokens each row computed before; FLA's
-// outputs take the integer type of the engine's offsets tensor.
+// The family's one input domain: a chunk size, cumulative offsets of each
+// row's tokens (Mamba's query_start_loc, FLA's cu_seqlens), and for the specs
+// that read them one value per row (Mamba's computed tokens) and a second
+// scalar (a cache's block size). A spec names the fields it reads
+// (Spec::inputs); the run loop, the shrinker, the wire and reports move them
+// without knowing which spec they belong to.
 #pragma once
 
 #include <cstdint>
@@ -27,10 +29,34 @@ struct Workload {
   std::vector<std::int64_t> num_computed_tokens;
   std::vector<std::int64_t> query_start_loc{0};
   Dtype dtype = Dtype::int32;
+  // A second scalar (Slot::block_size); 0 for a spec that does not read one.
+  std::int64_t block_size = 0;
 
   std::size_t rows() const { return num_computed_tokens.size(); }
   friend bool operator==(const Workload&, const Workload&) = default;
 };
+
+// Where a workload keeps each input a spec reads: the spec names it
+// (Spec::inputs), the harness moves it, so a spec with these inputs needs no
+// code outside its folder. In the order the wire writes them.
+enum class Slot : std::uint8_t {
+  chunk_size,  // Workload::chunk_size: a positive scalar every spec reads
+  block_size,  // Workload::block_size: a second scalar
+  per_row,     // Workload::num_computed_tokens: one value per row
+  offsets,     // Workload::query_start_loc: rows + 1 cumulative offsets
+  rows,        // the number of rows: an argument some engine functions take, never sent
+};
+inline constexpr bool is_array(Slot slot) { return slot == Slot::per_row || slot == Slot::offsets; }
+inline std::int64_t& scalar_in(Workload& w, Slot slot) { return slot == Slot::block_size ? w.block_size : w.chunk_size; }
+inline std::int64_t scalar_in(const Workload& w, Slot slot) {
+  return slot == Slot::rows ? static_cast<std::int64_t>(w.rows()) : slot == Slot::block_size ? w.block_size : w.chunk_size;
+}
+inline std::vector<std::int64_t>& array_in(Workload& w, Slot slot) {
+  return slot == Slot::per_row ? w.num_computed_tokens : w.query_start_loc;
+}
+inline const std::vector<std::int64_t>& array_in(const Workload& w, Slot slot) {
+  return slot == Slot::per_row ? w.num_computed_tokens : w.query_start_loc;
+}
 
 // The Mamba library's view of a workload, and a workload from its value type.
 inline WorkloadView view_of(const Workload& w) { return {w.chunk_size, w.num_computed_tokens, w.query_start_loc}; }

@@ -1,5 +1,6 @@
-// RapidCheck generators for the family's one input domain: every value inside
-// the domain it claims, weighted toward the edges where bugs live. Shrinking is
+// What every spec's generators share (each spec's own are in its folder):
+// drawing a case's value, ranges, batch sizes, invalid workloads by named
+// rule. Shrinking is
 // the engine's (harness::shrink_steps), not RapidCheck's: only values are drawn.
 #pragma once
 
@@ -24,6 +25,16 @@ T pick(const rc::Gen<T>& gen, const rc::Random& random, int size) {
   return gen(own.split(), size).value();
 }
 
+// `count` values of `gen` from a fixed seed at sizes 0..100 in turn: what a
+// test of a generator looks at.
+template <typename T>
+std::vector<T> draw_values(const rc::Gen<T>& gen, int count) {
+  std::vector<T> values;
+  rc::Random random(0x5EED);
+  for (int i = 0; i < count; ++i) values.push_back(pick(gen, random.split(), i % 101));
+  return values;
+}
+
 // Uniform in [lo, hi] (inclusive); just `lo` when the range is empty.
 rc::Gen<std::int64_t> inclusive_range(std::int64_t lo, std::int64_t hi);
 
@@ -36,22 +47,6 @@ std::vector<std::string> names_of_hits(const std::vector<std::string>& names, co
 // Batch sizes 0..1024 (mostly small), the largest allowed growing with the
 // size parameter: 4 rows at size 0, all 1024 from size 100.
 rc::Gen<std::int64_t> batch_sizes();
-
-// --- Mamba (SPEC Part 1) ---
-
-// Chunk sizes: powers of two 1..4096, model sizes, cache block sizes (528,
-// 1056, ...), arbitrary values and very large ones up to 2^31-1.
-rc::Gen<std::int64_t> chunk_sizes();
-
-// Valid workloads over the whole domain, batches of 0..1024 rows.
-rc::Gen<Workload> valid_workloads();
-
-// The batch-size dimension: 32,767 to 140,000 rows, mostly without chunks,
-// with rows of every write path's kind at indices past 2^15 and 2^16, so a
-// row index stored in 8 or 16 bits anywhere shows.
-rc::Gen<Workload> huge_batches();
-std::vector<std::string> huge_batch_classes(const Workload& workload);
-const std::vector<std::string>& all_huge_batch_classes();
 
 // A workload that breaks one named rule of the domain, with the error
 // validation must return for it (by the documented order of checks).
@@ -67,38 +62,4 @@ struct InvalidCase {
   Workload valid;
   std::vector<std::int64_t> parameters;  // rule, salt, amount
 };
-rc::Gen<InvalidCase> invalid_cases();
-InvalidWorkload invalid_of(const InvalidCase& invalid);
-rc::Gen<InvalidWorkload> invalid_workloads();
-
-// The edge classes a workload exercises (see all_edge_classes()).
-std::vector<std::string> edge_classes(const Workload& workload);
-const std::vector<std::string>& all_edge_classes();
-// The rules invalid_workloads() breaks.
-const std::vector<std::string>& all_invalid_rules();
-
-// --- FLA (SPEC Part 2): cu_seqlens, no computed tokens ---
-
-// Chunk sizes FLA's kernels use (16, 32, 64, 128), 1, odd sizes and large ones.
-rc::Gen<std::int64_t> fla_chunk_sizes();
-
-// Valid workloads: empty sequences first, in the middle, last and throughout;
-// lengths at multiples of C and one either side; lengths near 2^31 with a
-// large C; int32 and int64 cu_seqlens.
-rc::Gen<Workload> fla_valid_workloads();
-
-// 32,767 to 140,000 sequences, mostly empty, with chunks at sequence indices
-// past 2^15 and 2^16 (a sequence id kept in 16 bits shows).
-rc::Gen<Workload> fla_huge_batches();
-std::vector<std::string> fla_huge_batch_classes(const Workload& workload);
-const std::vector<std::string>& all_fla_huge_batch_classes();
-
-rc::Gen<InvalidCase> fla_invalid_cases();
-InvalidWorkload fla_invalid_of(const InvalidCase& invalid);
-rc::Gen<InvalidWorkload> fla_invalid_workloads();
-const std::vector<std::string>& all_fla_invalid_rules();
-
-std::vector<std::string> fla_edge_classes(const Workload& workload);
-const std::vector<std::string>& all_fla_edge_classes();
-
 }  // namespace chunkmeta::properties

@@ -1,0 +1,62 @@
+// The properties every spec has, built for a spec from its generators: one
+// body each, shared by the family (each judgement is the harness's oracle).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "chunkmeta/engine/property.hpp"
+#include "chunkmeta/properties/generators.hpp"
+#include "chunkmeta/properties/relations.hpp"
+
+namespace chunkmeta::properties::builders {
+
+using engine::Case;
+using engine::Property;
+using harness::Counterexample;
+using harness::Finding;
+using harness::Spec;
+
+using Classes = std::function<std::vector<std::string>(const Workload&)>;
+
+// A counterexample of `finding` on `workload` (the engine names the rest).
+Counterexample counterexample(const Workload& workload, Finding finding);
+
+// Draws a case from a generator of workloads: the workload alone.
+std::function<Case(const rc::Random&, int)> workload_cases(rc::Gen<Workload> workloads);
+
+Property matches_reference(const Spec& spec, std::string name, std::string sentence, rc::Gen<Workload> workloads,
+                           Classes classes, double case_share = 1.0);
+Property satisfies_invariants(const Spec& spec, rc::Gen<Workload> workloads, Classes classes);
+// The split point is drawn apart from the workload, as a count of rows for the
+// left part (clamped to the batch): drawn after it (gen::mapcat), it was drawn
+// again after every shrink step of the workload.
+Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes classes, JoinResults join);
+Property shift_invariance(const Spec& spec, std::string name, std::string sentence, rc::Gen<Workload> workloads,
+                          Classes classes);
+Property rejects_invalid(const Spec& spec, rc::Gen<InvalidCase> cases,
+                         std::function<InvalidWorkload(const InvalidCase&)> invalid_of);
+// Library properties: validation names the broken rule, accepts every valid
+// workload, and refuses exactly the workloads above the cap.
+Property validate_names_rule(const Spec& spec, rc::Gen<InvalidCase> cases,
+                             std::function<InvalidWorkload(const InvalidCase&)> invalid_of);
+Property validate_accepts_valid(const Spec& spec, rc::Gen<Workload> workloads, Classes classes);
+Property validate_applies_cap(const Spec& spec, rc::Gen<Workload> workloads, Classes classes);
+// The library's writer into caller buffers (harness::check_caller_buffers),
+// each buffer of the needed entries plus a drawn slack: mostly none, some
+// room, or one to three entries short.
+Property writes_into_any_buffer(const Spec& spec, rc::Gen<Workload> workloads, Classes classes);
+
+// Fails when `whole` differs from `predicted`, naming the related workloads
+// (moved into the counterexample); a related workload refused is named first.
+std::optional<Counterexample> expect_relation(const Spec& spec, const Workload& workload, const std::string& relation,
+                                              std::vector<harness::RelatedWorkload> related,
+                                              const harness::Outcome& predicted, const harness::Outcome& whole);
+
+// The answer of a case's `index`-th ask, or the counterexample of its
+// misbehaviour (a crash, a hang, a malformed answer).
+std::variant<harness::Outcome, Counterexample> outcome_of(const Spec& spec, const Workload& asked,
+                                                           const harness::Answer& answer);
+
+}  // namespace chunkmeta::properties::builders
