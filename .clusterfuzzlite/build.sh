@@ -9,12 +9,17 @@ cmake -S "$SRC/chunkmeta" -B "$build" -G Ninja \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DCHUNKMETA_BUILD_TESTS=OFF -DCHUNKMETA_BUILD_TOOLS=OFF -DCHUNKMETA_BUILD_BENCHMARKS=OFF \
   -DCHUNKMETA_BUILD_FUZZERS=ON -DCHUNKMETA_FUZZING_ENGINE="$LIB_FUZZING_ENGINE"
-# Every target has fuzz/<target>.options.
-targets=($(cd "$SRC/chunkmeta/fuzz" && ls *.options | sed 's/\.options$//'))
+# Every target has a <target>.options (fuzz/targets.sh lists them: fuzz/ and each spec folder's fuzz/).
+options=($("$SRC/chunkmeta/fuzz/targets.sh"))
+targets=()
+for file in "${options[@]}"; do targets+=("$(basename "$file" .options)"); done
 cmake --build "$build" --target "${targets[@]/#/fuzz_}"
-for target in "${targets[@]}"; do
+for file in "${options[@]}"; do
+  target="$(basename "$file" .options)"
   cp "$build/bin/fuzz_$target" "$OUT/$target"
   (cd "$SRC/chunkmeta/corpus/fuzz/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
-  cp "$SRC/chunkmeta/fuzz/$target.options" "$OUT/"
+  cp "$SRC/chunkmeta/$file" "$OUT/"
+  for dict in "$SRC/chunkmeta/$(dirname "$file")"/*.dict; do
+    [ -e "$dict" ] && cp "$dict" "$OUT/"
+  done
 done
-cp "$SRC"/chunkmeta/fuzz/*.dict "$OUT/"

@@ -17,7 +17,7 @@ export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
 export SRC="$work/src" OUT="$work/out" WORK="$work/work"
 bash "$source_dir/.clusterfuzzlite/build.sh"
 
-targets=($(cd "$source_dir/fuzz" && ls *.options | sed 's/\.options$//'))
+targets=($("$source_dir/fuzz/targets.sh" | xargs -n1 basename | sed 's/\.options$//'))
 for target in "${targets[@]}"; do
   for file in "$OUT/$target" "$OUT/${target}_seed_corpus.zip" "$OUT/$target.options"; do
     [ -e "$file" ] || { echo "build.sh did not produce $file" >&2; exit 1; }
@@ -27,6 +27,6 @@ for target in "${targets[@]}"; do
   "$OUT/$target" -runs=0 "$work/seeds/$target"
   echo "$target: $(ls "$work/seeds/$target" | wc -l) seeds ran"
 done
-for dict in $(sed -n 's/^dict = //p' "$source_dir"/fuzz/*.options); do
+for dict in $(cd "$source_dir" && sed -n 's/^dict = //p' $(fuzz/targets.sh)); do
   [ -e "$OUT/$dict" ] || { echo "build.sh did not produce $dict" >&2; exit 1; }
 done

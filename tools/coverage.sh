@@ -18,7 +18,7 @@ build=build/coverage
 cmake --preset coverage >/dev/null
 if $corpus_only; then
   targets=(chunkmeta_cli)
-  for options in fuzz/*.options; do targets+=("fuzz_$(basename "$options" .options)"); done
+  for options in $(fuzz/targets.sh); do targets+=("fuzz_$(basename "$options" .options)"); done
   cmake --build --preset coverage --target "${targets[@]}"
 else
   cmake --build --preset coverage

@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=($(cd fuzz && ls *.options | sed 's/\.options$//'))
+[ ${#targets[@]} -eq 0 ] && targets=($(fuzz/targets.sh | xargs -n1 basename | sed 's/\.options$//'))
 jobs="$(nproc)"
 work="build/fuzz/work"
 reports="${CHUNKMETA_REPORT_DIR:-build/fuzz/reports}"

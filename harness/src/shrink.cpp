@@ -24,7 +24,7 @@ std::int64_t new_tokens(const Workload& w, std::size_t row) {
 
 // Removes rows [first, first + count), closing the gap in query_start_loc.
 Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
-  Workload out{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype};
+  Workload out{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype, w.block_size};
   for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
     if (row >= first && row < first + count) continue;
     out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
@@ -53,6 +53,7 @@ std::tuple<int, std::int64_t, std::int64_t> place_of(const ShrinkStep& step) {
     case Kind::simplest_values: return Place{1, 0, 0};
     case Kind::set_offset: return Place{2, 0, 0};
     case Kind::set_chunk_size: return Place{3, 0, 0};
+    case Kind::set_block_size: return Place{3, 1, 0};
     case Kind::set_computed:
     case Kind::set_new_tokens: return Place{4, static_cast<std::int64_t>(step.row), 0};
     case Kind::narrow_dtype: return Place{5, 0, 0};
@@ -130,7 +131,8 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   const bool any_tokens = std::any_of(w.num_computed_tokens.begin(), w.num_computed_tokens.end(),
                                       [](std::int64_t c) { return c != 0; }) ||
                           w.query_start_loc.back() != w.query_start_loc.front();
-  if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1) steps.push_back({Kind::simplest_values, 0, 0, 0});
+  if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1 || w.block_size > 1)
+    steps.push_back({Kind::simplest_values, 0, 0, 0});
 
   // Only differences of query_start_loc are read: move the offset toward 0.
   for (std::int64_t offset : towards(w.query_start_loc[0], 0)) steps.push_back({Kind::set_offset, 0, 0, offset});
@@ -151,6 +153,12 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
     if (sizes.ok() && sizes.value().num_chunks() <= budget) steps.push_back(step);
   }
 
+  // A second scalar (a block size): fewer chunk sizes per block, down to one.
+  if (w.block_size > w.chunk_size && w.block_size % w.chunk_size == 0) {
+    for (std::int64_t chunks : towards(w.block_size / w.chunk_size, 1))
+      steps.push_back({Kind::set_block_size, 0, 0, chunks * w.chunk_size});
+  }
+
   // Per row: computed tokens (same residue first, then any smaller value), then new tokens.
   for (std::size_t row = 0; row < rows; ++row) {
     const std::int64_t c = w.num_computed_tokens[row];
@@ -169,7 +177,7 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   switch (step.kind) {
     case Kind::remove_rows: return without_rows(w, step.row, step.count);
     case Kind::clear_rows: {
-      Workload cleared{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype};
+      Workload cleared{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype, w.block_size};
       for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
         const bool clear = row >= step.row && row < step.row + step.count;
         cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
@@ -189,9 +197,14 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
       smaller.chunk_size = step.value;
       return smaller;
     }
+    case Kind::set_block_size: {
+      Workload smaller = w;
+      smaller.block_size = step.value;
+      return smaller;
+    }
     case Kind::simplest_values:
       return Workload{1, std::vector<std::int64_t>(w.num_computed_tokens.size(), 0),
-                      std::vector<std::int64_t>(w.query_start_loc.size(), 0), w.dtype};
+                      std::vector<std::int64_t>(w.query_start_loc.size(), 0), w.dtype, w.block_size == 0 ? 0 : 1};
     case Kind::narrow_dtype: {
       Workload narrower = w;
       narrower.dtype = Dtype::int32;

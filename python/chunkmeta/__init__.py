@@ -41,10 +41,12 @@ from ._settings import Phase, settings
 
 _Settings = settings  # check()'s `settings` argument hides the class inside it
 
-__all__ = ["compute_chunk_metadata", "prepare_chunk_indices", "prepare_chunk_offsets", "max_output_sizes",
-           "fla_max_output_sizes", "check", "replay", "settings", "Phase", "properties", "SPECS", "InvalidWorkload",
-           "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES", "shipped_corpus", "edge_classes",
-           "__version__"]
+# Every spec folder's drop-ins and size helpers: the extension's public functions.
+_DROPINS = sorted(name for name in dir(_chunkmeta) if not name.startswith("_"))
+
+__all__ = _DROPINS + ["check", "replay", "settings", "Phase", "properties", "SPECS", "DEFAULT_SPEC",
+                      "InvalidWorkload", "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES",
+                      "shipped_corpus", "edge_classes", "__version__"]
 __version__ = _chunkmeta.__version__
 
 
@@ -77,11 +79,7 @@ class _Timeout(BaseException):
 _chunkmeta._set_invalid_workload_type(InvalidWorkload)
 _chunkmeta._set_timeout_type(_Timeout)
 
-compute_chunk_metadata = _chunkmeta.compute_chunk_metadata
-prepare_chunk_indices = _chunkmeta.prepare_chunk_indices
-prepare_chunk_offsets = _chunkmeta.prepare_chunk_offsets
-max_output_sizes = _chunkmeta.max_output_sizes
-fla_max_output_sizes = _chunkmeta.fla_max_output_sizes
+globals().update({name: getattr(_chunkmeta, name) for name in _DROPINS})
 
 #: The specs check() verifies, in the registry's order ("mamba", "fla.chunk_indices", ...).
 SPECS = tuple(_chunkmeta._specs())

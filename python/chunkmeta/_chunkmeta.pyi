@@ -9,22 +9,7 @@ ArrayOut = Any  # of the input's kind
 
 __version__: str
 
-def compute_chunk_metadata(
-    chunk_size: int,
-    num_prefills: int,
-    num_computed_tokens_p_cpu: Array,
-    query_start_loc_p_cpu: Array,
-    *,
-    out: Optional[Tuple[Array, Array, Array]] = None,
-) -> Union[Tuple[ArrayOut, ArrayOut, ArrayOut], Tuple[int, int, int]]: ...
-def prepare_chunk_indices(
-    cu_seqlens: Array, chunk_size: int, cu_seqlens_cpu: Optional[Array] = None, *, out: Optional[Array] = None
-) -> Union[ArrayOut, int]: ...
-def prepare_chunk_offsets(
-    cu_seqlens: Array, chunk_size: int, cu_seqlens_cpu: Optional[Array] = None, *, out: Optional[Array] = None
-) -> Union[ArrayOut, int]: ...
-def max_output_sizes(max_tokens: int, max_rows: int, chunk_size: int) -> Tuple[int, int, int]: ...
-def fla_max_output_sizes(max_tokens: int, max_sequences: int, chunk_size: int) -> Tuple[int, int]: ...
+# Each spec folder's drop-ins follow (specs/<folder>/<folder>.pyi, appended at build).
 
 # The package's own plumbing (chunkmeta.check, chunkmeta.replay, strategies).
 def _check(fn: Any, spec: str, name: str, settings: dict, alarm: Any) -> dict: ...

@@ -22,8 +22,9 @@ struct ShrinkStep {
   // simplest_values: the rows kept, every value at its simplest (q[0] = 0, C = 1, no tokens): one
   //   step where a failure that needs only the rows (a hang, a crash) would take one per value.
   // narrow_dtype: int64 offsets to int32, the engine's usual (last: the simplest change).
-  enum class Kind { cut_new_tokens, remove_rows, clear_rows, simplest_values, set_offset, set_chunk_size, set_computed,
-                    set_new_tokens, narrow_dtype };
+  // set_block_size: the second scalar (Workload::block_size) toward the chunk size, in multiples of it.
+  enum class Kind { cut_new_tokens, remove_rows, clear_rows, simplest_values, set_offset, set_chunk_size,
+                    set_block_size, set_computed, set_new_tokens, narrow_dtype };
   Kind kind{};
   std::size_t row = 0;    // first row (remove_rows, clear_rows) or the row edited
   std::size_t count = 0;  // rows removed or cleared
@@ -42,7 +43,7 @@ inline constexpr std::size_t kManyRows = 1024;
 // rows emptied (so the scattered busy rows of 2^16 go in a few steps, not one
 // per row); then every value at its simplest at once; then q[0] moved toward 0, a smaller chunk
 // size, then smaller computed tokens (same residue first) and fewer new tokens
-// per row. Each step strictly decreases (rows, q[0], C, computed, new tokens),
+// per row. Each step strictly decreases (rows, q[0], C, the block size, computed, new tokens),
 // so repeated shrinking terminates; chunk sizes that would multiply the
 // number of chunks by more than 4 (or grow it past 65,536) are
 // skipped, so a step never costs much more than the failure.

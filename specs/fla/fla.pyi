@@ -1,0 +1,9 @@
+# FLA's drop-ins (appended to chunkmeta/_chunkmeta.pyi at build).
+def prepare_chunk_indices(
+    cu_seqlens: Array, chunk_size: int, cu_seqlens_cpu: Optional[Array] = None, *, out: Optional[Array] = None
+) -> Union[ArrayOut, int]: ...
+def prepare_chunk_offsets(
+    cu_seqlens: Array, chunk_size: int, cu_seqlens_cpu: Optional[Array] = None, *, out: Optional[Array] = None
+) -> Union[ArrayOut, int]: ...
+def fla_max_output_sizes(max_tokens: int, max_sequences: int, chunk_size: int) -> Tuple[int, int]: ...
+
