@@ -16,6 +16,9 @@ struct Mutant {
   harness::Implementation implementation;  // name: the slip; its spec: the computation it gets wrong
   std::string slip;                        // what the rewrite got wrong, for people
   std::size_t fewest_failing_rows = 1;     // rows of the smallest workload that can fail
+  // A slip of validation (invalid input accepted): caught only through a door
+  // that sends invalid input, not through an engine function's (valid workloads only).
+  bool slip_of_validation = false;
 };
 
 // Every spec's mutants, in the registry's order: each spec folder's hook.

@@ -109,6 +109,7 @@ TEST_P(ThreeDoors, EachDoorCatchesTheMutantWithTheSameMinimalCounterexample) {
   // The other doors run only the property that caught it built in (see run_door).
   expect_same(spec, built_in, run_door(std::get<0>(plugin).front(), built_in.property), "plugin");
 
+  if (mutant.slip_of_validation) return;  // the Python doors send valid workloads only, as engines do
   if (std::string(CHUNKMETA_PYTHON).empty()) GTEST_SKIP() << "no python3: the Python door was not tried";
   harness::SubprocessOptions python;
   python.command = harness::shell_quote(CHUNKMETA_PYTHON) + " " + CHUNKMETA_SOURCE_DIR +
