@@ -365,7 +365,7 @@ std::vector<std::int64_t> InputArray::widened() const {
 // (handed to torch, which calls its deleter when the tensor dies), then the
 // entries, 64-byte aligned. Freed when the last holder lets go.
 struct Results::Block {
-  static constexpr std::size_t kArrays = 3;
+  static constexpr std::size_t kArrays = kMostArrays;
   static constexpr std::size_t kAlignment = 64;
   std::atomic<int> holders{1};
   DLManagedTensor tensors[kArrays]{};
@@ -402,7 +402,7 @@ Results::Results(ArrayKind kind, IntType type, std::initializer_list<std::int64_
                  std::initializer_list<int> columns)
     : kind_(kind), type_(type), count_(capacities.size()) {
   if (count_ > kMostArrays || (columns.size() != 0 && columns.size() != count_))
-    throw std::logic_error("Results: at most three arrays, each with its columns");
+    throw std::logic_error("Results: at most kMostArrays arrays, each with its columns");
   std::copy(capacities.begin(), capacities.end(), capacities_.begin());
   std::fill(columns_.begin(), columns_.end(), 1);
   std::copy(columns.begin(), columns.end(), columns_.begin());

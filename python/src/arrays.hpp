@@ -77,7 +77,7 @@ std::int64_t to_int64(py::handle value, const char* argument);
 // handed to Python as tensors, numpy arrays or lists of their final lengths.
 class Results {
  public:
-  static constexpr std::size_t kMostArrays = 3;
+  static constexpr std::size_t kMostArrays = 6;
   Results(ArrayKind kind, IntType type, std::initializer_list<std::int64_t> capacities,
           std::initializer_list<int> columns = {});
   Results(const Results&) = delete;
