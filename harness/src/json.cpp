@@ -647,7 +647,8 @@ std::optional<Int32leHeader> read_int32le_header(std::string_view line) {
   const Json value = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!value.is_object() || value.size() > 2 || !value.contains(kInt32le)) return std::nullopt;
   const Json& counts = value[std::string(kInt32le)];
-  if (!counts.is_array() || counts.empty() || counts.size() > 4) return std::nullopt;
+  constexpr std::size_t kMostArrays = 16;  // a spec's outputs; a header of more is no header
+  if (!counts.is_array() || counts.empty() || counts.size() > kMostArrays) return std::nullopt;
   Int32leHeader header;
   for (const Json& count : counts) {
     if (!count.is_number_unsigned() || count.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxValue))
