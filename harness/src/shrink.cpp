@@ -40,6 +40,16 @@ Workload with_new_tokens(const Workload& w, std::size_t row, std::int64_t tokens
   return out;
 }
 
+// Whether chunk size `chunk` and second scalar `block` keep the divisibility
+// the workload's had (a block size a multiple of the chunk size, or the
+// other way round): specs that read both rule on it, and a shrink keeps it.
+bool keeps_divisibility(const Workload& w, std::int64_t chunk, std::int64_t block) {
+  if (w.block_size == 0) return true;
+  if (w.block_size % w.chunk_size == 0 && block % chunk != 0) return false;
+  if (w.chunk_size % w.block_size == 0 && chunk % block != 0) return false;
+  return true;
+}
+
 // A step's place in a pass: steps are listed in increasing place, so a
 // resumed pass can start at the accepted step's place (shrink_steps_resuming).
 std::tuple<int, std::int64_t, std::int64_t> place_of(const ShrinkStep& step) {
@@ -148,15 +158,20 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   const std::int64_t budget =
       std::min(std::max<std::int64_t>(4096, 4 * current), std::max(current, kLargestGrownOutput));
   for (std::int64_t chunk : towards(w.chunk_size, 1)) {
+    if (!keeps_divisibility(w, chunk, w.block_size)) continue;
     const ShrinkStep step{Kind::set_chunk_size, 0, 0, chunk};
     const auto sizes = output_sizes(view_of(apply(w, step)));
     if (sizes.ok() && sizes.value().num_chunks() <= budget) steps.push_back(step);
   }
 
-  // A second scalar (a block size): fewer chunk sizes per block, down to one.
-  if (w.block_size > w.chunk_size && w.block_size % w.chunk_size == 0) {
+  // A second scalar (a block size): smaller, keeping its divisibility with the chunk size.
+  if (w.block_size > 1 && w.block_size % w.chunk_size == 0) {
     for (std::int64_t chunks : towards(w.block_size / w.chunk_size, 1))
       steps.push_back({Kind::set_block_size, 0, 0, chunks * w.chunk_size});
+  } else if (w.block_size > 1) {
+    for (std::int64_t block : towards(w.block_size, 1)) {
+      if (keeps_divisibility(w, w.chunk_size, block)) steps.push_back({Kind::set_block_size, 0, 0, block});
+    }
   }
 
   // Per row: computed tokens (same residue first, then any smaller value), then new tokens.

@@ -22,7 +22,8 @@ struct ShrinkStep {
   // simplest_values: the rows kept, every value at its simplest (q[0] = 0, C = 1, no tokens): one
   //   step where a failure that needs only the rows (a hang, a crash) would take one per value.
   // narrow_dtype: int64 offsets to int32, the engine's usual (last: the simplest change).
-  // set_block_size: the second scalar (Workload::block_size) toward the chunk size, in multiples of it.
+  // set_block_size: the second scalar (Workload::block_size) smaller; like set_chunk_size, keeping
+  //   whichever of the two was a multiple of the other so.
   enum class Kind { cut_new_tokens, remove_rows, clear_rows, simplest_values, set_offset, set_chunk_size,
                     set_block_size, set_computed, set_new_tokens, narrow_dtype };
   Kind kind{};
