@@ -560,21 +560,32 @@ int main(int argc, char** argv) {
   keep_cmd->add_option("--origin", keep_origin, "Where the workloads come from (kept in each entry)")->required();
 
   // Fuzz inputs <-> workloads, and fuzz findings -> shrunk reports.
-  std::string fuzz_target = "differential";
-  const std::vector<std::string> decoding_targets = {"differential", "fla_differential", "robustness"};
-  const std::vector<std::string> fuzz_targets = {"differential", "fla_differential", "robustness", "json_line",
-                                                 "request_line", "answer_line"};
+  std::string fuzz_target(harness::default_spec().fuzz_target());
+  // Each spec's differential target (Spec::fuzz_target), then the targets every spec shares.
+  std::vector<std::string> decoding_targets;
+  for (const Spec* spec : harness::all_specs()) {
+    const std::string target(spec->fuzz_target());
+    if (std::find(decoding_targets.begin(), decoding_targets.end(), target) == decoding_targets.end())
+      decoding_targets.push_back(target);
+  }
+  decoding_targets.push_back("robustness");
+  std::vector<std::string> fuzz_targets = decoding_targets;
+  for (const char* shared : {"json_line", "request_line", "answer_line"}) fuzz_targets.emplace_back(shared);
+  const auto listed = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text;
+  };
   std::vector<std::filesystem::path> decode_inputs;
   auto* decode_cmd = app.add_subcommand("fuzz-decode", "Print the workload (one JSON line) each fuzz input means.");
-  decode_cmd->add_option("--target", fuzz_target, "differential, fla_differential or robustness")->capture_default_str()
+  decode_cmd->add_option("--target", fuzz_target, listed(decoding_targets))->capture_default_str()
       ->check(CLI::IsMember(decoding_targets));
   decode_cmd->add_option("files", decode_inputs, "Fuzz inputs or folders of them")->required();
   std::filesystem::path encode_dir;
   std::vector<std::filesystem::path> encode_inputs;
   auto* encode_cmd = app.add_subcommand(
       "fuzz-encode", "Write the workloads of corpus entries / reports as fuzz inputs for a target, named by content hash.");
-  encode_cmd->add_option("--target", fuzz_target,
-                         "differential, fla_differential, robustness, json_line, request_line or answer_line")
+  encode_cmd->add_option("--target", fuzz_target, listed(fuzz_targets))
       ->capture_default_str()
       ->check(CLI::IsMember(fuzz_targets));
   encode_cmd->add_option("dir", encode_dir, "Output folder")->required();
@@ -584,7 +595,7 @@ int main(int argc, char** argv) {
   auto* shrink_cmd = app.add_subcommand(
       "fuzz-shrink", "Decode a fuzz finding (crash or mismatch file), shrink its workload while it still fails, "
                      "and write the same report a failing property writes.");
-  shrink_cmd->add_option("--target", fuzz_target, "differential, fla_differential or robustness")->capture_default_str()
+  shrink_cmd->add_option("--target", fuzz_target, listed(decoding_targets))->capture_default_str()
       ->check(CLI::IsMember(decoding_targets));
   shrink_cmd->add_option("file", shrink_input, "The finding")->required();
   std::vector<std::string> shrink_impls;
