@@ -1,6 +1,6 @@
 // Robustness target: bytes -> an arbitrary, mostly invalid workload, put to
-// every spec (Mamba's as decoded; FLA's with its query_start_loc as
-// cu_seqlens). Invalid input must be rejected with the reference's error by
+// every spec of the registry, read as its inputs (FLA's query_start_loc as
+// cu_seqlens; a block size of one chunk size where a spec reads one). Invalid input must be rejected with the reference's error by
 // every implementation, never computed, never crash; valid input must be
 // computed correctly. A plugin (CHUNKMETA_FUZZ_PLUGIN) is sent invalid input
 // only if its flags say it validates.
@@ -24,9 +24,7 @@
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/report.hpp"
 #include "chunkmeta/harness/spec.hpp"
-#include "fla/fla_spec.hpp"
 #include "fuzz_implementations.hpp"
-#include "mamba/mamba_spec.hpp"
 
 namespace {
 
@@ -139,20 +137,24 @@ void check_caller_buffers(const chunkmeta::harness::Spec& spec, const chunkmeta:
   }
 }
 
-// FLA's specs on the decoded offsets as cu_seqlens (no computed tokens), for both dtypes' writers.
-void check_fla(const chunkmeta::harness::Workload& decoded, std::span<const std::uint8_t> input) {
+// Every spec on the decoded workload, read as its inputs (FLA's offsets as
+// cu_seqlens, without computed tokens; a block size of one chunk size where a
+// spec reads one), with both dtypes' writers where a spec reads the dtype.
+void check_every_spec(const chunkmeta::harness::Workload& decoded, std::span<const std::uint8_t> input) {
   using namespace chunkmeta::harness;
-  Workload workload = decoded;
-  workload.num_computed_tokens.assign(decoded.query_start_loc.empty() ? 0 : decoded.query_start_loc.size() - 1, 0);
-  const Spec& indices = fla_chunk_indices_spec();
-  const auto error = indices.validate(workload);
-  if (error) check_printed(*error);
-  // Valid but too large to compute within one iteration: validation has been exercised.
-  if (!error && indices.chunks(workload).value() > kFuzzMaxChunks) return;
-  for (const Spec* spec : {&indices, &fla_chunk_offsets_spec()}) {
+  for (const Spec* spec : all_specs()) {
+    Workload workload = decoded;
+    if (!spec->reads(Slot::per_row))
+      workload.num_computed_tokens.assign(decoded.query_start_loc.empty() ? 0 : decoded.query_start_loc.size() - 1, 0);
+    workload.block_size = spec->reads(Slot::block_size) ? decoded.chunk_size : 0;
+    const auto error = spec->validate(workload);
+    if (error) check_printed(*error);
+    // Valid but too large to compute within one iteration: validation has been exercised.
+    if (!error && spec->chunks(workload).value_or(0) > kFuzzMaxChunks) continue;
     abort_on_failure(check_all(workload, fuzz_implementations(*spec), "fuzz robustness"), input, "robustness");
     if (error) continue;
     for (const Dtype dtype : {Dtype::int32, Dtype::int64}) {
+      if (dtype == Dtype::int64 && !spec->reads_dtype()) continue;
       workload.dtype = dtype;
       check_caller_buffers(*spec, workload, input);
     }
@@ -165,13 +167,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace chunkmeta::harness;
   const std::span<const std::uint8_t> input(data, size);
   const Workload workload = decode_any_workload(input);
-  check_fla(workload, input);
+  // The library's printing of workloads, sizes and results (Mamba's value types).
   const auto sizes = chunkmeta::output_sizes(view_of(workload));
   if (!sizes.ok()) check_printed(sizes.error());
   check_printing(workload, sizes);
-  // Valid but too large to compute within one iteration: output_sizes() has exercised validation.
-  if (sizes.ok() && sizes.value().num_chunks() > kFuzzMaxChunks) return 0;
-  abort_on_failure(check_all(workload, fuzz_implementations(mamba_spec()), "fuzz robustness"), input, "robustness");
-  if (sizes.ok()) check_caller_buffers(mamba_spec(), workload, input);
+  check_every_spec(workload, input);
   return 0;
 }

@@ -72,7 +72,7 @@ std::string summarize(const std::vector<SuiteResult>& results) {
   for (const auto& suite : results) {
     if (suite.properties.empty()) continue;
     const bool named = suite.table != nullptr && suite.table->spec != nullptr &&
-                       (several_specs || suite.table->spec->name() != "mamba");
+                       (several_specs || suite.table->spec != &harness::default_spec());
     os << suite.properties.front().implementation
        << (named ? " (" + std::string(suite.table->spec->name()) + ")" : std::string()) << ":\n";
     if (seen.empty() || seen.back().first != suite.table) seen.emplace_back(suite.table, std::map<std::string, int>{});

@@ -10,6 +10,7 @@
 #include "chunkmeta/harness/report.hpp"
 #include "chunkmeta/harness/shrink.hpp"
 #include "fuzz_implementations.hpp"
+#include "mamba/mamba_spec.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
