@@ -300,7 +300,7 @@ TEST(Int32leAnswer, IsNotSeenInAnyOtherLine) {
            R"({"id":1,"cu_chunk_seqlen":[0],"seq_idx":[],"last_chunk_indices":[]})",
            R"({"id":1,"failure":{"kind":"raised","summary":"int32le"}})",
            R"({"id":1,"int32le":[]})",                  // no counts
-           R"({"id":1,"int32le":[1,2,3,4,5]})",         // more counts than any spec has outputs
+           R"({"id":1,"int32le":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]})",  // more counts than any spec has outputs
            R"({"id":1,"int32le":[1,2,-3]})",            // a negative count
            R"({"id":1,"int32le":[1,2,2147483648]})",    // more entries than an output can have
            R"({"id":-1,"int32le":[1,0,0]})",            // not an id the harness sends
