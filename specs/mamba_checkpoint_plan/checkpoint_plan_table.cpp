@@ -2,7 +2,9 @@
 // shared properties over its generators, invariant 5 (a row's tokens in one
 // step or split across two leave every cache block holding the state after
 // the same number of tokens), and the library's own properties.
-#include <map>
+#include <algorithm>
+#include <string>
+#include <tuple>
 
 #include "checkpoint_plan_generators.hpp"
 #include "checkpoint_plan_spec.hpp"
@@ -34,30 +36,79 @@ std::pair<Workload, Workload> two_steps(const Workload& w, const std::vector<std
   return {std::move(first), std::move(second)};
 }
 
-// The cache a step's plan leaves, (row, block) -> the tokens of the row whose
-// state the block holds (the absolute end of the chunk saved there, from
+// The writes a step's plan makes, in order: (row, block) and the tokens of
+// the row whose state is saved there (the absolute end of the chunk, from
 // Mamba's metadata of that step); nullopt when the plan names a chunk the step
 // does not have.
-using Cache = std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t>;
-std::optional<Cache> apply_plan(const Workload& w, const harness::Arrays& plan, Cache cache) {
-  const auto metadata = reference(view_of(w));
+struct Write {
+  std::int64_t row;
+  std::int64_t block;
+  std::int64_t tokens;
+};
+using Writes = std::vector<Write>;
+
+std::optional<Writes> writes_of(const Workload& w, const harness::Arrays& plan) {
+  // The library's fast metadata: its own suite proves it equal to the reference, at a fraction of the cost.
+  const auto metadata = fast(view_of(w));
   if (!metadata.ok() || plan.size() != 6) return std::nullopt;
   const auto& cu = metadata.value().cu_chunk_seqlen;
   const auto& seq = metadata.value().seq_idx;
   const auto& q = w.query_start_loc;
-  for (std::size_t e = 0; e < plan[3].size() && e < plan[4].size() && e < plan[5].size(); ++e) {
+  Writes writes;
+  const std::size_t count = std::min({plan[3].size(), plan[4].size(), plan[5].size()});
+  writes.reserve(count);
+  for (std::size_t e = 0; e < count; ++e) {
     const std::int64_t k = plan[5][e];
     if (k < 0 || k >= static_cast<std::int64_t>(seq.size())) return std::nullopt;
     const auto row = static_cast<std::size_t>(seq[static_cast<std::size_t>(k)]);
-    const std::int64_t end = w.num_computed_tokens[row] + cu[static_cast<std::size_t>(k) + 1] - (q[row] - q[0]);
-    cache[{plan[3][e], plan[4][e]}] = end;
+    writes.push_back({plan[3][e], plan[4][e], w.num_computed_tokens[row] + cu[static_cast<std::size_t>(k) + 1] - (q[row] - q[0])});
+  }
+  return writes;
+}
+
+// The cache the writes leave: per (row, block), the last write's tokens, sorted by (row, block).
+Writes cache_of(Writes writes) {
+  std::stable_sort(writes.begin(), writes.end(),
+                   [](const Write& a, const Write& b) { return std::tie(a.row, a.block) < std::tie(b.row, b.block); });
+  Writes cache;
+  for (const auto& write : writes) {
+    if (!cache.empty() && cache.back().row == write.row && cache.back().block == write.block) {
+      cache.back() = write;  // a later write replaces an earlier one
+    } else {
+      cache.push_back(write);
+    }
   }
   return cache;
+}
+
+// Where two caches differ, for people; "" when they hold the same.
+std::string difference(const Writes& one, const Writes& two) {
+  const auto key = [](const Write& w) { return std::pair(w.row, w.block); };
+  std::size_t a = 0;
+  std::size_t b = 0;
+  while (a < one.size() || b < two.size()) {
+    if (b == two.size() || (a < one.size() && key(one[a]) < key(two[b])))
+      return "row " + std::to_string(one[a].row) + "'s block " + std::to_string(one[a].block) +
+             " holds the state after " + std::to_string(one[a].tokens) + " tokens in one step, nothing in two";
+    if (a == one.size() || key(two[b]) < key(one[a]))
+      return "row " + std::to_string(two[b].row) + "'s block " + std::to_string(two[b].block) +
+             " is written only in two steps (the state after " + std::to_string(two[b].tokens) + " tokens)";
+    if (one[a].tokens != two[b].tokens)
+      return "row " + std::to_string(one[a].row) + "'s block " + std::to_string(one[a].block) +
+             " holds the state after " + std::to_string(one[a].tokens) + " tokens in one step, after " +
+             std::to_string(two[b].tokens) + " in two";
+    ++a;
+    ++b;
+  }
+  return "";
 }
 
 Property same_cache_over_two_steps() {
   Property p;
   p.name = "LeavesTheSameCacheWhenARowsTokensAreSplitAcrossTwoSteps";
+  // A case asks three plans and computes three steps' metadata (~4x a differential case): a
+  // third of the cases keeps the suite's cost near Mamba's, over the same generators.
+  p.case_share = 0.3;
   p.sentence = "leaves every cache block with the state after the same tokens whether a row's new tokens come in one "
                "step or two";
   const auto cases = gen::mapcat(checkpoint_workloads(), [](const Workload& w) {
@@ -81,32 +132,15 @@ Property same_cache_over_two_steps() {
       outcomes.push_back(std::get<Outcome>(std::move(outcome)));
     }
     const bool all_ok = outcomes[0].ok() && outcomes[1].ok() && outcomes[2].ok();
-    std::optional<Cache> one;
-    std::optional<Cache> two;
-    if (all_ok) {
-      one = apply_plan(c.workload, outcomes[0].value(), {});
-      const auto after_first = apply_plan(first, outcomes[1].value(), {});
-      if (after_first) two = apply_plan(second, outcomes[2].value(), *after_first);
-      if (one && two && *one == *two) return std::nullopt;
-    }
     std::string where = "a plan names a chunk its step does not have";
-    if (one && two) {
-      for (const auto& [block, tokens] : *one) {
-        const auto other = two->find(block);
-        if (other == two->end() || other->second != tokens) {
-          where = "row " + std::to_string(block.first) + "'s block " + std::to_string(block.second) + " holds the state "
-                  "after " + std::to_string(tokens) + " tokens in one step, " +
-                  (other == two->end() ? std::string("nothing") : "after " + std::to_string(other->second) + " tokens") +
-                  " in two";
-          break;
-        }
-      }
-      for (const auto& [block, tokens] : *two) {
-        if (one->count(block) == 0) {
-          where = "row " + std::to_string(block.first) + "'s block " + std::to_string(block.second) +
-                  " is written only in two steps (the state after " + std::to_string(tokens) + " tokens)";
-          break;
-        }
+    if (all_ok) {
+      const auto one = writes_of(c.workload, outcomes[0].value());
+      auto first_writes = writes_of(first, outcomes[1].value());
+      const auto second_writes = writes_of(second, outcomes[2].value());
+      if (one && first_writes && second_writes) {
+        first_writes->insert(first_writes->end(), second_writes->begin(), second_writes->end());
+        where = difference(cache_of(*one), cache_of(std::move(*first_writes)));
+        if (where.empty()) return std::nullopt;
       }
     }
     return builders::expect_relation(spec(), c.workload,
@@ -133,10 +167,12 @@ engine::PropertyTable checkpoint_plan_table() {
                         checkpoint_huge_batches(), [](const Workload& w) { return checkpoint_huge_batch_classes(w); },
                         0.02),
       satisfies_invariants(spec(), valid, classes),
+      // Before the relations: a block size accepted against its rule (vLLM #57278) is then met
+      // after 3,000 cases of a 1,000-case run, not 5,000.
+      rejects_invalid(spec(), checkpoint_invalid_cases(), checkpoint_invalid_of),
       same_cache_over_two_steps(),
       shift_invariance(spec(), "IgnoresAShiftOfQueryStartLoc",
                        "gives the same result when every query_start_loc entry is shifted", valid, classes),
-      rejects_invalid(spec(), checkpoint_invalid_cases(), checkpoint_invalid_of),
       validate_names_rule(spec(), checkpoint_invalid_cases(), checkpoint_invalid_of),
       validate_accepts_valid(spec(), valid, classes),
       validate_applies_cap(spec(), valid, classes),
