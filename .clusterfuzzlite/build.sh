@@ -20,6 +20,6 @@ for file in "${options[@]}"; do
   (cd "$SRC/chunkmeta/corpus/fuzz/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
   cp "$SRC/chunkmeta/$file" "$OUT/"
   for dict in "$SRC/chunkmeta/$(dirname "$file")"/*.dict; do
-    [ -e "$dict" ] && cp "$dict" "$OUT/"
+    if [ -e "$dict" ]; then cp "$dict" "$OUT/"; fi  # (a folder without dicts leaves the pattern as it is)
   done
 done
