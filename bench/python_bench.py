@@ -41,6 +41,7 @@ Best of 7 runs; microseconds per call. Prints Markdown tables.
 import argparse
 import importlib.util
 import random
+import sys
 import timeit
 from pathlib import Path
 
@@ -50,6 +51,7 @@ import torch
 import chunkmeta
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "python"
+sys.path.insert(0, str(EXAMPLES))  # the examples import each other (vllm_checkpoint_plan: reference_procedure)
 
 ANCHORS = [  # name, rows, mean new tokens, unaligned computed tokens
     ("prefill-heavy, bs256 x ~1536", 256, 1536, False),
