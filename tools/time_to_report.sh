@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a user waits for: every catalogue mutant (Mamba's and FLA's) through each
+# What a user waits for: every catalogue mutant (every spec's) through each
 # door, timed from the command's start to the first report (the first FAILING or
 # COUNTEREXAMPLE line, written to the report dir at that moment), to the first
 # minimal report (MINIMAL, printed as soon as a property's shrinking ends) and
@@ -29,17 +29,17 @@ done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/empty"
-mutants=$(grep -oh 'make\(_fla\)\{0,1\}("[a-z0-9-]*"' specs/*/*_mutants.cpp | cut -d'"' -f2)
+# Every catalogue mutant and its spec, from the mutant plugin's own table.
+declare -A spec_of_mutant=()
+mutants=""
+while read -r name spec; do
+  spec_of_mutant[$name]=$spec
+  mutants+="$name "
+done < <("$cli" plugin-table "$plugin" | sed -n 's/.*"name":"[^"]*#\([a-z0-9-]*\)".*"spec":"\([^"]*\)".*/\1 \2/p')
 
 now() { date +%s%N; }
 
-spec_of() {
-  case "$1" in
-    older-sequence-ids | *-indices) echo fla.chunk_indices ;;
-    offsets-one-short | *-offsets) echo fla.chunk_offsets ;;
-    *) echo mamba ;;
-  esac
-}
+spec_of() { echo "${spec_of_mutant[$1]}"; }
 
 # run_timed LABEL MODE COMMAND...: runs the command, prints a table row.
 run_timed() {
