@@ -559,7 +559,7 @@ class Round {
         for (std::size_t i = next; i < end; ++i) {
           Case candidate = apply(failure.found, steps[i]);
           // A case's workload is valid (invalid input is made from it by parameters): the shared
-          // shrinker's steps keep Part 1's domain, not every spec's (a block size that must stay a
+          // shrinker's steps keep Mamba's domain, not every spec's (a block size that must stay a
           // multiple of the chunk size), so a step that leaves the spec's domain is not a candidate.
           if (steps[i].of_workload && spec_.validate(candidate.workload)) continue;
           if (const std::string left_out = excluded(candidate); !left_out.empty()) {

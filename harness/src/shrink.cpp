@@ -319,7 +319,7 @@ std::vector<Counterexample> shrink_failure(const Workload& found, std::span<cons
     return std::nullopt;
   };
   if (on_smaller) options.on_smaller = [&](const Workload&) { on_smaller(latest); };
-  // The steps keep Part 1's domain, not every spec's: candidates outside this spec's are not tried.
+  // The steps keep Mamba's domain, not every spec's: candidates outside this spec's are not tried.
   options.allowed = [&spec, allowed = std::move(options.allowed)](const Workload& w) {
     return !spec.validate(w) && (!allowed || allowed(w));
   };
