@@ -91,14 +91,18 @@ std::optional<Finding> check_caller_buffers(const Spec& spec, const Workload& wo
   }
   const auto written = spec.write_into(workload, sizes, kUntouched);
   Outcome actual = Error{};
-  bool wrote_past = false;
+  std::optional<std::size_t> broke_rest;  // the first output whose rest the writer broke its promise on
   if (written.ok()) {
     Arrays prefixes;
     for (std::size_t b = 0; b < needed.size(); ++b) {
       const auto& buffer = written.value()[b];
       const auto end = buffer.begin() + std::min<std::int64_t>(needed[b], static_cast<std::int64_t>(buffer.size()));
       prefixes.emplace_back(buffer.begin(), end);
-      wrote_past = wrote_past || std::any_of(end, buffer.end(), [](std::int64_t v) { return v != kUntouched; });
+      const BufferRest rest = spec.rest_of_buffer(b);
+      const std::int64_t left = rest == BufferRest::padded ? kPadding : kUntouched;
+      if (!broke_rest && rest != BufferRest::scratch &&
+          std::any_of(end, buffer.end(), [left](std::int64_t v) { return v != left; }))
+        broke_rest = b;
     }
     actual = std::move(prefixes);
   } else {
@@ -119,9 +123,14 @@ std::optional<Finding> check_caller_buffers(const Spec& spec, const Workload& wo
     finding->summary = "the writer into buffers of the needed sizes or larger differs from the reference";
     return finding;
   }
-  if (wrote_past && spec.writer_keeps_the_rest())
-    return Finding{FindingKind::mismatch, "the writer wrote past the entries it returned", expected, std::move(actual),
-                   std::nullopt, std::nullopt, {}};
+  if (broke_rest) {
+    const std::string field(spec.outputs()[*broke_rest].name);
+    const std::string summary = spec.rest_of_buffer(*broke_rest) == BufferRest::padded
+                                    ? "the writer left entries of " + field + " past the ones it returned unpadded (not " +
+                                          std::to_string(kPadding) + ")"
+                                    : "the writer wrote past the entries of " + field + " it returned";
+    return Finding{FindingKind::mismatch, summary, expected, std::move(actual), std::nullopt, std::nullopt, {}};
+  }
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "chunkmeta/fla.hpp"
 #include "fla_generators.hpp"
@@ -77,8 +78,8 @@ Gen<std::int64_t> fla_chunk_sizes() {
   });
 }
 
-Gen<Workload> fla_valid_workloads() {
-  return gen::mapcat(fla_chunk_sizes(), [](std::int64_t chunk) {
+Gen<Workload> fla_valid_workloads(Gen<std::int64_t> chunk_sizes) {
+  return gen::mapcat(std::move(chunk_sizes), [](std::int64_t chunk) {
     return gen::mapcat(batch_sizes(), [chunk](std::int64_t sequences) {
       return gen::apply(
           [chunk](const std::vector<std::int64_t>& lengths, Empties empties, std::int64_t offset, bool int64) {
@@ -114,7 +115,11 @@ Workload fla_huge_batch(std::int64_t sequences, std::int64_t chunk, std::uint64_
   return assemble(chunk, lengths, Empties::as_drawn, 0, int64);
 }
 
-Gen<Workload> fla_huge_batches() {
+Gen<std::int64_t> fla_huge_batch_chunk_sizes() {
+  return gen::weightedOneOf<std::int64_t>({{6, gen::element<std::int64_t>(16, 32, 64, 128)}, {4, inclusive_range(1, 300)}});
+}
+
+Gen<Workload> fla_huge_batches(Gen<std::int64_t> chunk_sizes) {
   return gen::apply(
       [](std::int64_t sequences, std::int64_t chunk, std::int64_t seed, bool int64) {
         return fla_huge_batch(sequences, chunk, static_cast<std::uint64_t>(seed), int64);
@@ -123,8 +128,8 @@ Gen<Workload> fla_huge_batches() {
                                         {2, gen::element<std::int64_t>(32768, 32769)},
                                         {2, gen::element<std::int64_t>(65536, 65537)},
                                         {5, inclusive_range(65538, 140000)}}),
-      gen::weightedOneOf<std::int64_t>({{6, gen::element<std::int64_t>(16, 32, 64, 128)}, {4, inclusive_range(1, 300)}}),
-      inclusive_range(0, std::numeric_limits<std::int64_t>::max() - 1), gen::element(false, true));
+      std::move(chunk_sizes), inclusive_range(0, std::numeric_limits<std::int64_t>::max() - 1),
+      gen::element(false, true));
 }
 
 const std::vector<std::string>& all_fla_huge_batch_classes() {
@@ -153,12 +158,12 @@ const std::vector<std::string>& all_fla_invalid_rules() {
   return rules;
 }
 
-Gen<InvalidCase> fla_invalid_cases() {
+Gen<InvalidCase> fla_invalid_cases(Gen<Workload> valid) {
   return gen::apply(
       [](std::int64_t rule, Workload w, std::int64_t salt, std::int64_t amount) {
         return InvalidCase{std::move(w), {rule, salt, amount}};
       },
-      rule_indices(all_fla_invalid_rules().size()), fla_valid_workloads(), inclusive_range(0, kMaxValue),
+      rule_indices(all_fla_invalid_rules().size()), std::move(valid), inclusive_range(0, kMaxValue),
       gen::weightedOneOf<std::int64_t>({{3, gen::just<std::int64_t>(0)}, {2, inclusive_range(0, kMaxValue)},
                                         {1, inclusive_range(0, std::int64_t{1} << 40)}}));
 }

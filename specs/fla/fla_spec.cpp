@@ -230,7 +230,7 @@ class FlaSpec final : public Spec {
     if (workload.dtype == Dtype::int32 && fits_int32(workload)) return write_as<std::int32_t>(workload, sizes[0], fill);
     return write_as<std::int64_t>(workload, sizes[0], fill);
   }
-  bool writer_keeps_the_rest() const override { return true; }
+  BufferRest rest_of_buffer(std::size_t) const override { return BufferRest::kept; }
   std::string_view fuzz_target() const override { return "fla_differential"; }
   Workload decode_fuzz_input(std::span<const std::uint8_t> bytes) const override {
     return decode_valid_cu_seqlens(bytes);

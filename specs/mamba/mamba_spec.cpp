@@ -211,7 +211,7 @@ class MambaSpec final : public Spec {
     for (const auto& buffer : buffers) whole.emplace_back(buffer.begin(), buffer.end());
     return whole;
   }
-  bool writer_keeps_the_rest() const override { return false; }
+  BufferRest rest_of_buffer(std::size_t) const override { return BufferRest::scratch; }
   std::string_view fuzz_target() const override { return "differential"; }
   Workload decode_fuzz_input(std::span<const std::uint8_t> bytes) const override { return decode_valid_workload(bytes); }
   std::optional<std::vector<std::uint8_t>> encode_fuzz_input(const Workload& workload) const override {

@@ -197,7 +197,7 @@ class CheckpointPlanSpec final : public Spec {
     for (const auto& buffer : buffers) whole.emplace_back(buffer.begin(), buffer.end());
     return whole;
   }
-  bool writer_keeps_the_rest() const override { return true; }
+  BufferRest rest_of_buffer(std::size_t) const override { return BufferRest::kept; }
   std::string_view fuzz_target() const override { return "checkpoint_plan_differential"; }
   Workload decode_fuzz_input(std::span<const std::uint8_t> bytes) const override { return decode_plan(bytes); }
   std::optional<std::vector<std::uint8_t>> encode_fuzz_input(const Workload& w) const override { return encode_plan(w); }

@@ -37,6 +37,15 @@ struct OutputArray {
   OutputDtype dtype = OutputDtype::int32;
 };
 
+// What a writer into caller buffers leaves past the entries it returns.
+enum class BufferRest : std::uint8_t {
+  scratch,  // anything (used as scratch space)
+  kept,     // as they were
+  padded,   // kPadding, every one
+};
+// vLLM's PAD_SLOT_ID: what a kernel reads as "no work here".
+inline constexpr std::int64_t kPadding = -1;
+
 // A broken invariant of the spec (numbered as in the spec's README), with the row and chunk at fault.
 struct InvariantViolation {
   int number = 0;
@@ -89,9 +98,10 @@ class Spec {
   virtual Workload decode_fuzz_input(std::span<const std::uint8_t> bytes) const = 0;
   // The bytes that decode to `workload`, or nullopt when it is beyond the codec's budget.
   virtual std::optional<std::vector<std::uint8_t>> encode_fuzz_input(const Workload& workload) const = 0;
-  // Whether that writer promises to leave every entry past the needed prefix
-  // as it was (Mamba's fast_into may use the rest as scratch; FLA's do not).
-  virtual bool writer_keeps_the_rest() const = 0;
+  // What that writer promises for the entries of output `output`'s buffer
+  // past the needed prefix (Mamba's fast_into may use them as scratch, FLA's
+  // writers keep them, the conv1d program map pads them as its kernel expects).
+  virtual BufferRest rest_of_buffer(std::size_t output) const = 0;
 
   // One row without tokens, valid for the spec: what a door sends first, so
   // a function's lazy set-up is paid before any workload is timed.
