@@ -16,7 +16,8 @@ aligned, unaligned and near 2^31-1, new tokens below, at and past the
 realigning gap, rows that end on a chunk boundary and one either side,
 offsets into the packed axis; for FLA, empty sequences first, in the middle,
 last and throughout, lengths at multiples of C and one either side, lengths
-near 2^31 with a large C, int32 and int64 cu_seqlens. Every workload drawn is
+near 2^31 with a large C, int32 and int64 cu_seqlens; for the conv1d program
+map, the same around block_m = 8. Every workload drawn is
 valid. Batches of up to 32 rows are drawn row by row (each row shrinks on its
 own); larger ones, up to ``max_rows``, are laid out from a drawn seed with the
 same distributions (they shrink by seed and size), as Hypothesis keeps each
@@ -29,8 +30,8 @@ from typing import NamedTuple
 
 from hypothesis import strategies as st
 
-__all__ = ["chunk_sizes", "fla_chunk_sizes", "mamba_workloads", "fla_workloads", "workloads", "MambaWorkload",
-           "FlaWorkload"]
+__all__ = ["chunk_sizes", "fla_chunk_sizes", "mamba_workloads", "fla_workloads", "conv1d_workloads", "workloads",
+           "MambaWorkload", "FlaWorkload", "Conv1dWorkload"]
 
 MAX_VALUE = 2**31 - 1
 # Batches above this many rows are laid out from a seed.
@@ -51,6 +52,13 @@ class FlaWorkload(NamedTuple):
 
     cu_seqlens: object
     chunk_size: int
+
+
+class Conv1dWorkload(NamedTuple):
+    """causal_conv1d_program_map's arguments: ``causal_conv1d_program_map(*workload)``."""
+
+    query_start_loc: object
+    block_m: int
 
 
 # Each distribution below is written once over `pick(lo, hi)` (an int in
@@ -243,6 +251,26 @@ def mamba_workloads(arrays="lists", max_rows=64):
     return draw_workload()
 
 
+def _cu_seqlens(draw, pick, chunk, max_sequences):
+    """FLA's cu_seqlens around chunk size ``chunk``, as a list of ints."""
+    count = _batch_size(pick, max_sequences)
+    lengths = _rows(draw, count, lambda pick_row: _fla_length(pick_row, chunk))
+    empties = _weighted(pick, (60, 8, 12, 12, 8))  # as drawn, all, first, last, both ends
+    if lengths:
+        if empties == 1:
+            lengths = [0] * len(lengths)
+        if empties in (2, 4):
+            lengths[0] = 0
+        if empties in (3, 4):
+            lengths[-1] = 0
+    cu = [0]
+    for length in lengths:
+        cu.append(cu[-1] + min(max(length, 0), MAX_VALUE - cu[-1]))
+    branch = _weighted(pick, (80, 15, 5))
+    offset = min((0, pick(1, MAX_VALUE) if branch == 1 else 0, MAX_VALUE)[branch], MAX_VALUE - cu[-1])
+    return [q + offset for q in cu]
+
+
 def fla_workloads(arrays="lists", dtype=None, max_sequences=64):
     """Valid FLA workloads (specs/fla) as prepare_chunk_indices' and
     prepare_chunk_offsets' arguments, FlaWorkload(cu_seqlens, chunk_size):
@@ -253,31 +281,35 @@ def fla_workloads(arrays="lists", dtype=None, max_sequences=64):
     def draw_workload(draw):
         pick = _hypothesis_pick(draw)
         chunk = _fla_chunk_size(pick)
-        count = _batch_size(pick, max_sequences)
-        lengths = _rows(draw, count, lambda pick_row: _fla_length(pick_row, chunk))
-        empties = _weighted(pick, (60, 8, 12, 12, 8))  # as drawn, all, first, last, both ends
-        if lengths:
-            if empties == 1:
-                lengths = [0] * len(lengths)
-            if empties in (2, 4):
-                lengths[0] = 0
-            if empties in (3, 4):
-                lengths[-1] = 0
-        cu = [0]
-        for length in lengths:
-            cu.append(cu[-1] + min(max(length, 0), MAX_VALUE - cu[-1]))
-        branch = _weighted(pick, (80, 15, 5))
-        offset = min((0, pick(1, MAX_VALUE) if branch == 1 else 0, MAX_VALUE)[branch], MAX_VALUE - cu[-1])
+        cu = _cu_seqlens(draw, pick, chunk, max_sequences)
         chosen = dtype or ("int32", "int64")[_weighted(pick, (65, 35))]
-        return FlaWorkload(_array([q + offset for q in cu], arrays, chosen), chunk)
+        return FlaWorkload(_array(cu, arrays, chosen), chunk)
+
+    return draw_workload()
+
+
+def conv1d_workloads(arrays="lists", max_rows=64):
+    """Valid workloads of the causal conv1d program map (specs/conv1d_program_map)
+    as causal_conv1d_program_map's arguments, Conv1dWorkload(query_start_loc,
+    block_m): FLA's cu_seqlens drawn around block_m, which is vLLM's 8 most of
+    the time and any of FLA's chunk sizes otherwise; query_start_loc an int32
+    tensor or numpy array, or a list of ints."""
+
+    @st.composite
+    def draw_workload(draw):
+        pick = _hypothesis_pick(draw)
+        block_m = 8 if _weighted(pick, (60, 40)) == 0 else _fla_chunk_size(pick)
+        return Conv1dWorkload(_array(_cu_seqlens(draw, pick, block_m, max_rows), arrays, "int32"), block_m)
 
     return draw_workload()
 
 
 def workloads(spec="mamba", arrays="lists", **limits):
-    """The workloads of ``spec`` ("mamba", "fla.chunk_indices" or "fla.chunk_offsets")."""
+    """The workloads of ``spec`` ("mamba", "fla.chunk_indices", "fla.chunk_offsets" or "conv1d.program_map")."""
     if spec == "mamba":
         return mamba_workloads(arrays, **limits)
     if spec in ("fla.chunk_indices", "fla.chunk_offsets"):
         return fla_workloads(arrays, **limits)
+    if spec == "conv1d.program_map":
+        return conv1d_workloads(arrays, **limits)
     raise ValueError(f"unknown spec {spec!r}")
