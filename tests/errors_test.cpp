@@ -33,6 +33,8 @@ TEST(Errors, EachCodeHasAMessageNamingTheFieldTheValueAndTheBound) {
       {ErrorCode::cu_seqlens_decreasing, "cu_seqlens", 3, 4, 9},
       {ErrorCode::not_positive, "block_size", Error::kNoIndex, -3, 0},
       {ErrorCode::not_a_multiple, "block_size", Error::kNoIndex, 1000, 64},
+      {ErrorCode::not_increasing, "query_start_loc", 2, 5, 5},
+      {ErrorCode::below_minimum, "seq_lens", 1, 3, 8},
   };
   for (const Error& error : errors) {
     const std::string message = error.message();

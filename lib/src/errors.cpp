@@ -18,6 +18,8 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::cu_seqlens_decreasing: return "cu_seqlens_decreasing";
     case ErrorCode::not_positive: return "not_positive";
     case ErrorCode::not_a_multiple: return "not_a_multiple";
+    case ErrorCode::not_increasing: return "not_increasing";
+    case ErrorCode::below_minimum: return "below_minimum";
   }
   return "unknown_error";
 }
@@ -86,6 +88,13 @@ std::string Error::message() const {
       break;
     case ErrorCode::not_a_multiple:
       where() << " is " << value << "; it must be a multiple of " << bound;
+      break;
+    case ErrorCode::not_increasing:
+      where() << " is " << value << ", not above the previous entry " << bound << "; " << field
+              << " must increase";
+      break;
+    case ErrorCode::below_minimum:
+      where() << " is " << value << "; it must be at least " << bound;
       break;
   }
   return os.str();

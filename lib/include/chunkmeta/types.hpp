@@ -105,8 +105,10 @@ enum class ErrorCode {
   // Rules any spec may name on any of its fields (the field says which):
   not_positive,                // a scalar below 1 that must be at least 1 (value)
   not_a_multiple,              // a value that must be a multiple of another input's (bound)
+  not_increasing,              // an entry not above the one before (bound), where each must be
+  below_minimum,               // a value below the least another input allows it (bound)
 };
-inline constexpr ErrorCode kLastErrorCode = ErrorCode::not_a_multiple;
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::below_minimum;
 
 // Invalid input breaks the spec's domain; a resource limit refuses a valid
 // workload (documented cap, or a caller's buffer) and is an error of its own kind.
