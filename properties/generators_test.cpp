@@ -93,18 +93,27 @@ TEST(Generators, InvalidWorkloadsBreakEveryRuleAtLeastOnePercentOfTheTimeAndAreR
   }
 }
 
-TEST(Generators, EveryShrinkStepOfAValidWorkloadIsValid) {
+// The shrinker knows no spec: a step may leave a spec's domain (a row emptied
+// where every row needs a token), and the run loop skips it. What shrinking
+// needs is that a valid workload that can shrink has valid smaller candidates,
+// and that most candidates are valid (else shrinking would crawl).
+TEST(Generators, EveryValidWorkloadThatCanShrinkHasValidSmallerCandidates) {
   for (const harness::Spec* spec : harness::all_specs()) {
     int candidates = 0;
+    int valid = 0;
     for (const auto& w : draw(values_of(*spec).valid, 300)) {
-      for (const auto& step : harness::shrink_steps(w)) {
+      int valid_here = 0;
+      const auto steps = harness::shrink_steps(w);
+      for (const auto& step : steps) {
         const Workload candidate = harness::apply(w, step);
-        ASSERT_FALSE(spec->validate(candidate).has_value())
-            << spec->name() << ": " << *spec->validate(candidate) << " for shrink " << candidate << " of " << w;
         ++candidates;
+        if (!spec->validate(candidate).has_value()) ++valid_here;
       }
+      ASSERT_TRUE(steps.empty() || valid_here > 0) << spec->name() << ": no valid shrink of " << w;
+      valid += valid_here;
     }
-    EXPECT_GT(candidates, 1000) << spec->name();
+    EXPECT_GT(valid, 1000) << spec->name();
+    EXPECT_GT(valid, candidates / 2) << spec->name() << ": " << valid << " of " << candidates << " candidates valid";
   }
 }
 

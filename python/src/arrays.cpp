@@ -162,7 +162,15 @@ std::string shape_of(py::handle tensor) {
 struct TensorMemory {
   void* data = nullptr;
   std::int64_t rows = 0;
+  std::int64_t columns = 1;
 };
+
+// "1-D", "of shape (N, 2)", "2-D": what `columns` asks (see tensor_memory).
+std::string shape_wanted(int columns) {
+  if (columns == 1) return "1-D";
+  if (columns == 0) return "2-D";
+  return "of shape (N, " + std::to_string(columns) + ")";
+}
 
 [[noreturn]] void wrong_tensor(py::handle tensor, const char* argument, const char* wanted, IntType type) {
   type_error(std::string(argument) + " must be " + wanted + ", not a " + describe_tensor(tensor) +
@@ -175,10 +183,11 @@ TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type
   const PyObject* expected = type == IntType::int32 ? torch.int32.object : torch.int64.object;
   if (attribute(tensor, n.dtype).ptr() != expected || attribute(tensor, n.is_cpu).ptr() != Py_True)
     wrong_tensor(tensor, argument, wanted, type);
+  // columns: 1 for 1-D, k > 1 for (N, k), 0 for 2-D of any width.
   const long ndim = PyLong_AsLong(attribute(tensor, n.ndim).ptr());
-  if (ndim != columns || (columns == 2 && py::tuple(attribute(tensor, n.shape))[1].cast<std::int64_t>() != 2)) {
-    type_error(std::string(argument) + " must be " + (columns == 1 ? "1-D" : "of shape (N, 2)") + ", not of shape " +
-               shape_of(tensor));
+  const std::int64_t width = ndim == 2 ? py::tuple(attribute(tensor, n.shape))[1].cast<std::int64_t>() : 1;
+  if (ndim != (columns == 1 ? 1 : 2) || (columns > 1 && width != columns)) {
+    type_error(std::string(argument) + " must be " + shape_wanted(columns) + ", not of shape " + shape_of(tensor));
   }
   // A sparse tensor says it is contiguous; its data pointer is what it refuses.
   PyObject* self = tensor.ptr();
@@ -201,7 +210,8 @@ TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type
   // numel(), not len(): a tensor's __len__ is Python code (torch/_tensor.py).
   const long long entries = PyLong_AsLongLong(call_method(tensor, n.numel).ptr());
   if (entries < 0) throw py::error_already_set();
-  memory.rows = entries / columns;
+  memory.columns = width;
+  memory.rows = width == 0 ? 0 : entries / width;
   return memory;
 }
 
@@ -351,6 +361,56 @@ InputArray::InputArray(py::handle value, const char* argument, bool int64_allowe
              " numpy array, or a list or tuple of ints, not " + type_name(value));
 }
 
+InputArray::InputArray(py::handle value, const char* argument, Table) {
+  const char* wanted = "a 2-D int32 CPU tensor";
+  if (is_tensor(value)) {
+    kind_ = ArrayKind::torch;
+    owner_ = py::reinterpret_borrow<py::object>(value);
+    type_ = IntType::int32;
+    const TensorMemory memory = tensor_memory(value, argument, type_, 0, wanted);
+    data_ = memory.data;
+    columns_ = memory.columns;
+    size_ = static_cast<std::size_t>(memory.rows * memory.columns);
+    ++tensors_in_use;
+    return;
+  }
+  if (is_list_or_tuple(value)) {  // a list of rows, each a list of ints
+    kind_ = ArrayKind::lists;
+    copied_ = true;
+    const py::sequence rows = py::reinterpret_borrow<py::sequence>(value);
+    columns_ = -1;
+    for (const auto row : rows) {
+      const auto entries = ints_of_sequence(row, argument);
+      if (columns_ >= 0 && static_cast<std::int64_t>(entries.size()) != columns_)
+        type_error(std::string(argument) + " must have rows of one length (" + std::to_string(columns_) + "), not " +
+                   std::to_string(entries.size()));
+      columns_ = static_cast<std::int64_t>(entries.size());
+      values_.insert(values_.end(), entries.begin(), entries.end());
+    }
+    columns_ = std::max<std::int64_t>(columns_, 0);
+    data_ = values_.data();
+    size_ = values_.size();
+    return;
+  }
+  if (PyObject_CheckBuffer(value.ptr())) {
+    kind_ = ArrayKind::numpy;
+    if (PyObject_GetBuffer(value.ptr(), &buffer_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+      PyErr_Clear();
+      type_error(std::string(argument) + " must be a contiguous array (this " + type_name(value) + " is not contiguous)");
+    }
+    holds_buffer_ = true;
+    if (!has_type(buffer_, IntType::int32) || buffer_.ndim != 2)
+      type_error(std::string(argument) + " must be a 2-D int32 array, not a " + describe_buffer(buffer_, value));
+    type_ = IntType::int32;
+    data_ = buffer_.buf;
+    columns_ = buffer_.shape[1];
+    size_ = static_cast<std::size_t>(buffer_.shape[0] * buffer_.shape[1]);
+    return;
+  }
+  type_error(std::string(argument) + " must be " + wanted + ", a 2-D int32 numpy array, or a list of lists of ints, "
+             "not " + type_name(value));
+}
+
 InputArray::~InputArray() {
   if (holds_buffer_) PyBuffer_Release(&buffer_);
   if (kind_ == ArrayKind::torch) --tensors_in_use;
@@ -417,8 +477,9 @@ Results::Results(ArrayKind kind, IntType type, std::initializer_list<std::int64_
   }
   const Numpy& np = numpy();
   // One array: its own shape, so that a result of (N, 2) is a row slice of it.
-  PyObject* shape = count_ == 1 && columns_[0] == 2 ? Py_BuildValue("(Li)", static_cast<long long>(capacities_[0]), 2)
-                                                    : PyLong_FromLongLong(entries);
+  PyObject* shape = count_ == 1 && columns_[0] > 1
+                        ? Py_BuildValue("(Li)", static_cast<long long>(capacities_[0]), columns_[0])
+                        : PyLong_FromLongLong(entries);
   if (shape == nullptr) throw py::error_already_set();
   const py::object shape_owner = py::reinterpret_steal<py::object>(shape);
   PyObject* arguments[] = {shape, type_ == IntType::int32 ? np.int32 : np.int64};
@@ -479,7 +540,7 @@ py::object Results::finish(std::initializer_list<std::int64_t> rows) {
         PyObject* slice = PySequence_GetSlice(numpy_block_.ptr(), begin, end);
         if (slice == nullptr) throw py::error_already_set();
         made[i] = py::reinterpret_steal<py::object>(slice);
-        if (columns == 2 && count_ > 1) made[i] = made[i].attr("reshape")(n, 2);
+        if (columns > 1 && count_ > 1) made[i] = made[i].attr("reshape")(n, columns);
         break;
       }
       case ArrayKind::lists: {
@@ -536,10 +597,10 @@ OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, int colum
                " is read-only or not contiguous)");
   }
   holds_buffer_ = true;
-  const bool shaped = buffer_.ndim == columns && (columns == 1 || buffer_.shape[1] == 2);
+  const bool shaped = buffer_.ndim == (columns == 1 ? 1 : 2) && (columns == 1 || buffer_.shape[1] == columns);
   if (!has_type(buffer_, type) || !shaped) {
-    type_error(std::string(name) + " must be " + (columns == 1 ? "a 1-D " : "an (N, 2) ") + dtype_name(type) +
-               " array, not a " + describe_buffer(buffer_, value));
+    type_error(std::string(name) + " must be a " + dtype_name(type) + " array " + shape_wanted(columns) + ", not a " +
+               describe_buffer(buffer_, value));
   }
   data_ = buffer_.buf;
   rows_ = buffer_.shape[0];

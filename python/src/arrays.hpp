@@ -43,6 +43,11 @@ class InputArray {
   // generator or any other iterable. `int64_allowed`: int64 tensors and
   // buffers are read in place too (else only int32).
   InputArray(py::handle value, const char* argument, bool int64_allowed = false);
+  // A 2-D table (an engine's block table): an int32 CPU tensor or numpy array
+  // read in place, or a list of equal-length lists of ints copied; its entries
+  // row after row, `columns()` wide.
+  struct Table {};
+  InputArray(py::handle value, const char* argument, Table);
   InputArray(const InputArray&) = delete;
   InputArray& operator=(const InputArray&) = delete;
   ~InputArray();
@@ -55,6 +60,7 @@ class InputArray {
   std::span<const std::int64_t> int64() const { return {static_cast<const std::int64_t*>(data_), size_}; }
   std::vector<std::int64_t> widened() const;
   std::size_t size() const { return size_; }
+  std::int64_t columns() const { return columns_; }  // 1, or a table's width
 
  private:
   ArrayKind kind_ = ArrayKind::lists;
@@ -62,6 +68,7 @@ class InputArray {
   bool copied_ = false;
   const void* data_ = nullptr;
   std::size_t size_ = 0;
+  std::int64_t columns_ = 1;
   std::vector<std::int64_t> values_;
   Py_buffer buffer_{};
   bool holds_buffer_ = false;
@@ -73,7 +80,7 @@ class InputArray {
 std::int64_t to_int64(py::handle value, const char* argument);
 
 // New results, made in one allocation: `capacities` arrays of one integer type,
-// each `columns` wide (1, or 2 for (N, 2) arrays), written in place and then
+// each `columns` wide (1, or k for (N, k) arrays), written in place and then
 // handed to Python as tensors, numpy arrays or lists of their final lengths.
 class Results {
  public:
@@ -108,7 +115,7 @@ class Results {
 };
 
 // A caller's buffer results are written into (`out=`): a writable, C-contiguous
-// CPU tensor or buffer of `type`, 1-D, or (rows, 2) for `columns` 2; TypeError naming `name` otherwise.
+// CPU tensor or buffer of `type`, 1-D, or (rows, k) for `columns` k > 1; TypeError naming `name` otherwise.
 class OutBuffer {
  public:
   OutBuffer(py::handle value, const char* name, IntType type, int columns = 1);
