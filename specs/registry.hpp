@@ -9,7 +9,7 @@
 // Adding a spec: its folder, a line here, and its folder in specs/CMakeLists.txt.
 #pragma once
 
-#define CHUNKMETA_SPEC_FOLDERS(X) X(mamba) X(fla) X(mamba_checkpoint_plan) X(conv1d_program_map)
+#define CHUNKMETA_SPEC_FOLDERS(X) X(mamba) X(fla) X(mamba_checkpoint_plan) X(conv1d_program_map) X(local_attn_virtual_batches)
 
 // The spec a workload that names none means (the protocol's first spec):
 // its workloads and answers are spelled without "spec" on the wire, and the

@@ -1,0 +1,115 @@
+// The virtual batches' property suite (specs/local_attn_virtual_batches): the
+// shared properties over its generators, its relation to Mamba's chunking
+// (with C = A and computed = s - n), and the library's own.
+#include "chunkmeta/properties/table_helpers.hpp"
+#include "local_attn_generators.hpp"
+#include "local_attn_spec.hpp"
+#include "mamba/mamba_spec.hpp"
+
+namespace chunkmeta::properties {
+namespace {
+
+using namespace tables;
+using harness::Arrays;
+
+enum Output : std::size_t { cu_seqlens_q, seqlens_k, computed_local, virtual_row, block_start };
+
+// The whole batch's virtual batches from its halves': the right half's query
+// offsets moved by the left half's tokens, its rows by the left half's count.
+Arrays join_batches(const Arrays& left, const Arrays& right, std::int64_t, std::int64_t left_rows) {
+  Arrays joined = left;
+  const std::int64_t tokens = left[cu_seqlens_q].back();
+  for (std::size_t v = 1; v < right[cu_seqlens_q].size(); ++v)
+    joined[cu_seqlens_q].push_back(static_cast<std::int32_t>(right[cu_seqlens_q][v] + tokens));
+  for (const std::size_t a : {std::size_t{seqlens_k}, std::size_t{computed_local}, std::size_t{block_start}})
+    joined[a].insert(joined[a].end(), right[a].begin(), right[a].end());
+  for (const auto row : right[virtual_row]) joined[virtual_row].push_back(static_cast<std::int32_t>(row + left_rows));
+  return joined;
+}
+
+// Mamba's workload for the same batch: C = A, computed = s - n.
+Workload as_mamba(const Workload& w) {
+  Workload mamba{w.chunk_size, {}, w.query_start_loc, harness::Dtype::int32, 0};
+  for (std::size_t i = 0; i < w.rows(); ++i)
+    mamba.num_computed_tokens.push_back(w.num_computed_tokens[i] - (w.query_start_loc[i + 1] - w.query_start_loc[i]));
+  return mamba;
+}
+
+// specs/local_attn_virtual_batches, "Relation to Mamba": cu_seqlens_q_local is
+// Mamba's cu_chunk_seqlen and virtual_row its seq_idx.
+Property agrees_with_mamba(const Spec& spec) {
+  Property p;
+  p.name = "CutsRowsAsMambaDoesWithChunkSizeAAndComputedTokensSMinusN";
+  p.sentence = "gives Mamba's cu_chunk_seqlen and seq_idx as cu_seqlens_q_local and virtual_row, with C = A and "
+               "computed tokens s - n";
+  p.draw = builders::workload_cases(local_attn_valid_workloads());
+  p.asks = [](const Case& c) { return std::vector<Workload>{c.workload}; };
+  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
+    auto outcome = builders::outcome_of(spec, c.workload, answers[0]);
+    if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
+    const Outcome& actual = std::get<Outcome>(outcome);
+    const Workload mamba_workload = as_mamba(c.workload);
+    const Outcome mamba = harness::mamba_spec().reference(mamba_workload);
+    // Above the cap both refuse with output_too_large; the differential property judges refusals.
+    if (!mamba.ok() || !actual.ok()) return std::nullopt;
+    Arrays predicted = actual.value();
+    predicted[cu_seqlens_q] = mamba.value()[0];
+    predicted[virtual_row] = mamba.value()[1];
+    if (!harness::compare_outcomes(spec, Outcome(predicted), actual)) return std::nullopt;
+    return builders::expect_relation(spec, c.workload,
+                                     "cu_seqlens_q_local and virtual_row differ from Mamba's cu_chunk_seqlen and "
+                                     "seq_idx for the same batch with C = A and computed tokens s - n",
+                                     {{"Mamba's workload (its reference output)", mamba_workload, mamba,
+                                       &harness::mamba_spec()}},
+                                     Outcome(std::move(predicted)), actual);
+  };
+  p.classes = [](const Case& c) { return local_attn_edge_classes(c.workload); };
+  return p;
+}
+
+engine::PropertyTable local_attn_table(const Spec& spec) {
+  using namespace builders;
+  const auto valid = local_attn_valid_workloads();
+  const Classes classes = [](const Workload& w) { return local_attn_edge_classes(w); };
+  engine::PropertyTable table;
+  table.spec = &spec;
+  table.properties = {
+      matches_reference(spec, "MatchesReferenceOnEveryValidWorkload",
+                        "matches the reference, element for element, on every valid input", valid, classes),
+      matches_reference(spec, "MatchesReferenceOnHugeBatches",
+                        "matches the reference on batches of 2^15 to 140,000 rows, with pieces of rows past 2^15 and "
+                        "2^16",
+                        local_attn_huge_batches(), [](const Workload& w) { return local_attn_huge_batch_classes(w); },
+                        0.02),
+      satisfies_invariants(spec, valid, classes),
+      rejects_invalid(spec, local_attn_invalid_cases(), local_attn_invalid_of),
+      agrees_with_mamba(spec),
+      split_and_join(spec, valid, classes, join_batches),
+      shift_invariance(spec, "IgnoresAShiftOfQueryStartLoc",
+                       "gives the same virtual batches when every query_start_loc entry is shifted", valid, classes),
+      validate_names_rule(spec, local_attn_invalid_cases(), local_attn_invalid_of),
+      validate_accepts_valid(spec, valid, classes),
+      validate_applies_cap(spec, valid, classes),
+      writes_into_any_buffer(spec, valid, classes),
+  };
+  table.properties[2].sentence = "satisfies the contract's invariants 1-4 (tokens, locality, causality, size)";
+  table.workload_classes = classes;
+  table.classes = {{"", all_local_attn_edge_classes(), true},
+                   {"invalid: ", all_local_attn_invalid_rules(), false},
+                   {"huge batch: ", all_local_attn_huge_batch_classes(), false}};
+  return table;
+}
+
+}  // namespace
+
+std::vector<Suite> suites_of_local_attn_virtual_batches() {
+  const ValueModel values{local_attn_valid_workloads(),   local_attn_edge_classes,
+                          all_local_attn_edge_classes(),  local_attn_huge_batches(),
+                          local_attn_huge_batch_classes,  all_local_attn_huge_batch_classes(),
+                          local_attn_invalid_workloads(), all_local_attn_invalid_rules()};
+  std::vector<Suite> suites;
+  suites.push_back({local_attn_table(harness::local_attn_spec()), values});
+  return suites;
+}
+
+}  // namespace chunkmeta::properties
