@@ -41,6 +41,14 @@ every call as vLLM does) against chunkmeta.causal_conv1d_program_map, with its
 outputs created, and with out= into persistent buffers (written and padded
 with -1 every call).
 
+Chunked local attention (the local-attention contract's targets: B = 8 / 64 /
+256 rows of 1-8k new tokens after 0-32k computed ones, A = 8192, P = 16, int32
+CPU tensors, the engine's block table of ceil(max s / P) columns): vLLM's
+make_local_attention_virtual_batches ported over numpy and CPU tensors
+(examples/python/vllm_local_attention.py), the local block table gathered,
+against chunkmeta.local_attention_virtual_batches followed by
+chunkmeta.local_attention_block_table, returning and with out=.
+
 Best of 7 runs; microseconds per call. Prints Markdown tables.
 
     PYTHONPATH=build/default/python python3 bench/python_bench.py [--chunk-size 256]
@@ -268,6 +276,52 @@ def conv1d_table():
     return table
 
 
+LOCAL_ATTN_BATCHES = [8, 64, 256]
+LOCAL_ATTN_CHUNK, LOCAL_ATTN_PAGE = 8192, 16
+
+
+def local_attention_table():
+    vllm = load("vllm_local_attention")
+    A, P = LOCAL_ATTN_CHUNK, LOCAL_ATTN_PAGE
+    table = ["| rows | virtual batches | vLLM's function | chunkmeta | vs vLLM | chunkmeta, out= | vs vLLM |",
+             "|---|---|---|---|---|---|---|"]
+    for rows in LOCAL_ATTN_BATCHES:
+        rng = random.Random(rows)
+        starts, seq_lens = [0], []
+        for _ in range(rows):
+            n = rng.randint(1024, 8192)
+            starts.append(starts[-1] + n)
+            seq_lens.append(n + rng.randint(0, 32768))
+        q_t = torch.tensor(starts, dtype=torch.int32)
+        s_t = torch.tensor(seq_lens, dtype=torch.int32)
+        block_table = torch.arange(rows * (max(seq_lens) // P + 1), dtype=torch.int32).view(rows, -1)
+        theirs = vllm.make_local_attention_virtual_batches(A, q_t, s_t, block_table, P)
+        ours = chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t)
+        local = chunkmeta.local_attention_block_table(block_table, ours[3], ours[4], A, P)
+        assert torch.equal(ours[0], theirs["query_start_loc_cpu"]) and torch.equal(ours[1], theirs["seq_lens_cpu"])
+        assert torch.equal(local, theirs["block_table_tensor"])
+
+        def dropin():
+            batches = chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t)
+            return chunkmeta.local_attention_block_table(block_table, batches[3], batches[4], A, P)
+
+        sizes = chunkmeta.local_attention_virtual_batches_max_output_sizes(8192 * rows, rows, A, P)
+        buffers = tuple(torch.empty(size, dtype=torch.int32) for size in sizes)
+        local_buffer = torch.empty((sizes[1], A // P), dtype=torch.int32)
+
+        def into():
+            count = chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, out=buffers)[1]
+            return chunkmeta.local_attention_block_table(block_table, buffers[3][:count], buffers[4][:count], A, P,
+                                                         out=local_buffer)
+
+        port = timed(lambda: vllm.make_local_attention_virtual_batches(A, q_t, s_t, block_table, P))
+        returned = timed(dropin)
+        written = timed(into)
+        table.append(f"| {rows} | {ours[1].numel()} | {port * 1e6:.1f} | {returned * 1e6:.2f} | {port / returned:.0f}x | "
+                     f"{written * 1e6:.2f} | {port / written:.0f}x |")
+    return table
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunk-size", type=int, default=256)
@@ -294,6 +348,10 @@ def main():
           "(us per step, block_m = 8, int32 torch query_start_loc, rows of 1-8k tokens, vLLM's buffers of "
           "2 max(1024, tot) entries)\n")
     print("\n".join(conv1d_table()))
+    print(f"\nChunked local attention: vLLM's make_local_attention_virtual_batches ported over numpy and CPU tensors "
+          f"against the drop-ins, the local block table gathered (us per step, A = {LOCAL_ATTN_CHUNK}, P = "
+          f"{LOCAL_ATTN_PAGE}, int32 CPU tensors, rows of 1-8k new tokens after 0-32k computed)\n")
+    print("\n".join(local_attention_table()))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,83 @@
+"""Chunked local attention's drop-ins (local_attention_virtual_batches,
+local_attention_block_table) and check(spec="local_attn.virtual_batches")."""
+
+import numpy as np
+import pytest
+import torch
+
+import chunkmeta
+import mutants
+from vllm_local_attention import make_local_attention_virtual_batches, vllm_virtual_batches
+
+SPEC = "local_attn.virtual_batches"
+# The contract's worked example: A = 8, P = 4.
+STARTS, SEQ_LENS = [0, 5, 17, 18], [5, 15, 17]
+BATCHES = ([0, 5, 10, 17, 18], [5, 8, 7, 1], [0, 3, 0, 0], [0, 1, 1, 2], [0, 0, 2, 4])
+# vLLM's comment's example: A = 4, P = 2, a block table of rows 0-9, 10-19, 20-29.
+COMMENT_STARTS, COMMENT_SEQ_LENS = [0, 4, 14, 19], [6, 17, 9]
+COMMENT_TABLE = torch.arange(30, dtype=torch.int32).view(3, 10)
+
+
+def as_lists(outputs):
+    return tuple(v if isinstance(v, list) else v.tolist() for v in outputs)
+
+
+@pytest.mark.parametrize("make", [list, lambda v: np.array(v, dtype=np.int32), lambda v: torch.tensor(v, dtype=torch.int32)])
+def test_gives_the_contracts_worked_example_in_the_inputs_kind(make):
+    outputs = chunkmeta.local_attention_virtual_batches(8, 4, make(STARTS), make(SEQ_LENS))
+    assert as_lists(outputs) == BATCHES
+    assert all(isinstance(v, type(make(STARTS))) for v in outputs)
+
+
+def test_vllms_comment_is_wrong_only_in_the_comment():
+    q, s = torch.tensor(COMMENT_STARTS, dtype=torch.int32), torch.tensor(COMMENT_SEQ_LENS, dtype=torch.int32)
+    theirs = make_local_attention_virtual_batches(4, q, s, COMMENT_TABLE, 2)
+    ours = chunkmeta.local_attention_virtual_batches(4, 2, q, s)
+    assert ours[0].tolist() == theirs["query_start_loc_cpu"].tolist() == [0, 2, 4, 5, 9, 13, 14, 18, 19]
+    assert ours[0].tolist() != [0, 4, 6, 10, 14, 18, 19, 23, 24]  # the comment's: the running sum of the key lengths
+    assert ours[1].tolist() == [4, 2, 4, 4, 4, 1, 4, 1]
+    local_table = chunkmeta.local_attention_block_table(COMMENT_TABLE, ours[3], ours[4], 4, 2)
+    assert torch.equal(local_table, theirs["block_table_tensor"])
+    assert local_table.tolist() == [[0, 1], [2, 3], [12, 13], [14, 15], [16, 17], [18, 19], [22, 23], [24, 25]]
+
+
+def test_writes_into_buffers_sized_once():
+    sizes = chunkmeta.local_attention_virtual_batches_max_output_sizes(18, 3, 8, 4)
+    buffers = tuple(torch.full((size,), -5, dtype=torch.int32) for size in sizes)
+    assert chunkmeta.local_attention_virtual_batches(8, 4, STARTS, SEQ_LENS, out=buffers) == (5, 4, 4, 4, 4)
+    assert buffers[0][:5].tolist() == BATCHES[0]
+    table = torch.empty((4, 2), dtype=torch.int32)
+    assert chunkmeta.local_attention_block_table(COMMENT_TABLE, [0, 1, 1, 2], [0, 0, 2, 4], 4, 2, out=table) == 4
+    assert table.tolist() == [[0, 1], [10, 11], [12, 13], [24, 25]]
+
+
+def test_names_the_broken_rule():
+    with pytest.raises(chunkmeta.InvalidWorkload) as empty_row:
+        chunkmeta.local_attention_virtual_batches(8, 4, [0, 3, 3], [5, 5])
+    assert (empty_row.value.code, empty_row.value.field, empty_row.value.index) == ("not_increasing", "query_start_loc", 2)
+    with pytest.raises(chunkmeta.InvalidWorkload) as short:
+        chunkmeta.local_attention_virtual_batches(8, 4, [0, 3], [2])
+    assert (short.value.code, short.value.field, short.value.index) == ("below_minimum", "seq_lens", 0)
+    with pytest.raises(chunkmeta.InvalidWorkload) as multiple:
+        chunkmeta.local_attention_virtual_batches(8, 3, [0, 3], [5])
+    assert (multiple.value.code, multiple.value.field) == ("not_a_multiple", "attn_chunk_size")
+
+
+def test_the_drop_in_and_vllms_function_pass_check():
+    for fn in (chunkmeta.local_attention_virtual_batches, vllm_virtual_batches):
+        summary = chunkmeta.check(fn, spec=SPEC, cases=200, min_cases=200, seed=17)
+        assert summary.passed and summary.cases >= 200
+
+
+def test_check_finds_the_comments_running_sum_with_a_one_row_counterexample(tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(mutants.local_attn_comment_running_sum, spec=SPEC, seed=3, corpus=[], fail_fast=True,
+                        report_dir=tmp_path)
+    report = str(failed.value)
+    assert "spec='local_attn.virtual_batches'" in report and "minimal (1 row)" in report
+
+
+@pytest.mark.parametrize("name", mutants.LOCAL_ATTN_SLIPS)
+def test_every_slip_of_the_field_is_caught(name, tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed):
+        chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)
