@@ -144,8 +144,7 @@ void check_every_spec(const chunkmeta::harness::Workload& decoded, std::span<con
   using namespace chunkmeta::harness;
   for (const Spec* spec : all_specs()) {
     Workload workload = decoded;
-    if (!spec->reads(Slot::per_row))
-      workload.num_computed_tokens.assign(decoded.query_start_loc.empty() ? 0 : decoded.query_start_loc.size() - 1, 0);
+    spec->fill_unread_rows(workload);
     workload.block_size = spec->reads(Slot::block_size) ? decoded.chunk_size : 0;
     const auto error = spec->validate(workload);
     if (error) check_printed(*error);

@@ -49,8 +49,7 @@ chunkmeta::harness::Workload workload_of(const chunkmeta::harness::Spec& spec, c
       array_in(w, input.slot).assign(in->arrays[arrays], in->arrays[arrays] + in->array_lengths[arrays]);
     ++arrays;
   }
-  if (!spec.reads(Slot::per_row))
-    w.num_computed_tokens.assign(w.query_start_loc.empty() ? 0 : w.query_start_loc.size() - 1, 0);
+  spec.fill_unread_rows(w);
   w.dtype = in->dtype_bits == 64 ? chunkmeta::harness::Dtype::int64 : chunkmeta::harness::Dtype::int32;
   return w;
 }

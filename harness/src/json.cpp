@@ -28,13 +28,6 @@ std::vector<const Input*> sent_inputs(const Spec& spec) {
   return sent;
 }
 
-// Rows a workload has without per-row values: zeros, so that every workload
-// has one per row (the shrinker and printing rely on it).
-void fill_unread_rows(const Spec& spec, Workload& workload) {
-  if (spec.reads(Slot::per_row)) return;
-  workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
-}
-
 Json index_json(std::int64_t index) { return index == Error::kNoIndex ? Json(nullptr) : Json(index); }
 
 Json error_object(std::string_view code, std::string_view field, std::int64_t index, const std::string& message) {
@@ -285,7 +278,7 @@ std::variant<SpecWorkload, InputError> parse_workload(const Json& value) {
       scalar_in(workload, input->slot) = std::get<std::int64_t>(scalar);
     }
   }
-  fill_unread_rows(*spec, workload);
+  spec->fill_unread_rows(workload);
   if (spec->reads_dtype() && value.contains("dtype")) {
     const Json& dtype = value["dtype"];
     const auto parsed = dtype.is_string() ? parse_dtype(dtype.get<std::string>()) : std::nullopt;
@@ -508,7 +501,7 @@ class CompactLine {
       if (!dtype) return std::nullopt;
       workload.dtype = *dtype;
     }
-    fill_unread_rows(*spec, workload);
+    spec->fill_unread_rows(workload);
     return Request{id ? Json(*id) : Json(nullptr), spec, std::move(workload)};
   }
 

@@ -21,6 +21,11 @@ bool Spec::reads_dtype() const {
   return false;
 }
 
+void Spec::fill_unread_rows(Workload& workload) const {
+  if (reads(Slot::per_row)) return;
+  workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+}
+
 std::string_view Spec::dtype_of(const OutputArray& output, const Workload& workload) const {
   switch (output.dtype) {
     case OutputDtype::int32: return "int32";

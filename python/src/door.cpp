@@ -426,8 +426,7 @@ std::vector<std::string> edge_classes_of(const std::string& spec_name, const py:
     array_in(w, inputs[i].slot) = array.widened();
     if (inputs[i].wide && !array.copied() && array.type() == IntType::int64) w.dtype = harness::Dtype::int64;
   }
-  if (!spec.reads(Slot::per_row))
-    w.num_computed_tokens.assign(w.query_start_loc.empty() ? 0 : w.query_start_loc.size() - 1, 0);
+  spec.fill_unread_rows(w);
   return properties::table_of(spec).workload_classes(w);
 }
 

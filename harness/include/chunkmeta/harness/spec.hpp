@@ -112,6 +112,10 @@ class Spec {
   bool reads(Slot slot) const { return input(slot) != nullptr; }
   std::string_view field(Slot slot) const;  // its name, or ""
   bool reads_dtype() const;  // an input may be int64 (Workload::dtype is sent)
+  // A workload read from outside (the wire, the C ABI, Python's arguments, fuzz
+  // bytes) gets zeros per row when the spec reads no per-row values: every
+  // workload has one per row (the shrinker and printing rely on it).
+  void fill_unread_rows(Workload& workload) const;
   // The dtype an output has for `workload`: "int32" or "int64".
   std::string_view dtype_of(const OutputArray& output, const Workload& workload) const;
   std::optional<Implementation> find_builtin(std::string_view name) const;
