@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Line and branch coverage of lib/ with clang source-based coverage (preset
+# Line and branch coverage of the library (lib/ and every spec folder's
+# library part, specs/*/library and specs/*/include) with clang source-based coverage (preset
 # `coverage`): once for the whole ctest suite, once for the committed corpus
 # alone (corpus/ and corpus/fuzz/ replays, no generated cases). Each ends with
 # the missed lines and branch edges by file:line (tools/coverage_summary.py).
@@ -33,6 +34,7 @@ while IFS= read -r binary; do binaries+=("$binary"); done < <(
     find "$build" -type f -perm -u+x \( -name '*_test' -o -name 'chunkmeta' -o -name 'fuzz_*' \)
   fi | sort)
 objects=("${binaries[0]}")
+sources=("$PWD/lib" "$PWD"/specs/*/library "$PWD"/specs/*/include)
 for binary in "${binaries[@]:1}"; do objects+=("-object=$binary"); done
 
 report() {
@@ -42,12 +44,12 @@ report() {
   rm -rf "$profiles" && mkdir -p "$profiles"
   LLVM_PROFILE_FILE="$PWD/$profiles/%p-%m.profraw" ctest --test-dir "$build" -j "$(nproc)" "$@" >/dev/null
   llvm-profdata merge -sparse "$profiles"/*.profraw -o "$build/$name.profdata"
-  echo "=== lib/ coverage: $name ==="
-  llvm-cov report "${objects[@]}" -instr-profile="$build/$name.profdata" "$PWD/lib"
-  llvm-cov export -format=text "${objects[@]}" -instr-profile="$build/$name.profdata" "$PWD/lib" |
+  echo "=== library coverage (lib/, specs/*/library, specs/*/include): $name ==="
+  llvm-cov report "${objects[@]}" -instr-profile="$build/$name.profdata" "${sources[@]}"
+  llvm-cov export -format=text "${objects[@]}" -instr-profile="$build/$name.profdata" "${sources[@]}" |
     python3 tools/coverage_summary.py
 }
 
 $corpus_only || report "every-test"
 report "corpus-only" -R '^(Corpus|Fuzz)\.'
-echo "Line-by-line: llvm-cov show ${objects[*]} -instr-profile=$build/corpus-only.profdata $PWD/lib"
+echo "Line-by-line: llvm-cov show ${objects[*]} -instr-profile=$build/corpus-only.profdata ${sources[*]}"

@@ -94,7 +94,7 @@ fuzz() {
 coverage() {
   tools/coverage.sh > "$work/coverage.log" 2>&1
   echo '```'
-  awk '/^=== lib\/ coverage/ {print; show = 1; next} show && /^(Filename|---|TOTAL|.*fla\.cpp|.*fla\.hpp)/ {print}
+  awk '/^=== library coverage/ {print; show = 1; next} show && /^(Filename|---|TOTAL|specs\/)/ {print}
        /^lines:|^branches:/ {print}' "$work/coverage.log"
   echo '```'
 }
@@ -104,7 +104,7 @@ all_sections=(library python throughput report stall fuzz coverage)
 declare -A titles=(
   [library]="Library (C++)" [python]="Python drop-ins" [throughput]="Throughput of check, per door"
   [report]="Time to a report" [stall]="A correct function on a stalling machine" [fuzz]="Fuzzing"
-  [coverage]="Coverage of lib/")
+  [coverage]="Coverage of the library")
 declare -A hows=(
   [library]="\`chunkmeta_bench\` (Google Benchmark, the fastest of 3 repetitions: noise only adds time), the spec's four anchors at C = 64, 256 and 2048: ns per call of \`reference\`, \`fast\`, \`fast_into\` and a write bound that only writes as many int32 entries."
   [python]="\`bench/python_bench.py\` (best of 7 runs)."
@@ -112,7 +112,7 @@ declare -A hows=(
   [report]="\`tools/time_to_report.sh\`: every catalogue mutant, and runaway, crashing and hanging implementations, through each door; seconds from the command's start to the first report, to the first minimal report (printed as soon as a property's shrinking ends) and to the exit (seed 20261202; corpus: the project's corpus replayed first, as a user's run; no-corpus: found by the properties alone)."
   [stall]="\`bench/stall_tolerance.py\`: the spec's procedure in Python with a 3 s stall in 1 of 200 calls (its own seeded stream), \`chunkmeta.check()\` with 300 cases per property for seeds 1-20; every run must be VERIFIED, the stalls that ran past a call's limit listed as slow calls."
   [fuzz]="Each target 30 s in one process under ASan+UBSan (preset \`fuzz\`), from its committed corpus."
-  [coverage]="\`tools/coverage.sh\` (clang source-based): every ctest test, then the committed corpus replays alone; the library's totals and its FLA files.")
+  [coverage]="\`tools/coverage.sh\` (clang source-based): every ctest test, then the committed corpus replays alone; the library's totals (lib/ and each spec folder's library part) and each spec's files.")
 declare -A printers=([library]=library [python]=python_figures [throughput]=throughput [report]=report [stall]=stall
                      [fuzz]=fuzz [coverage]=coverage)
 
