@@ -41,8 +41,11 @@ Gen<Sizes> size_pairs() {
 // One row: (new tokens, computed tokens, whether its last token ends a chunk).
 using RowDraw = std::tuple<std::int64_t, std::int64_t, bool>;
 
+// New tokens span at most 64 chunks (a row of 2^19 tokens at A = 8192; the
+// pieces, not the tokens, cost time), computed tokens anywhere below 2^31.
 Gen<RowDraw> rows_of(std::int64_t A) {
   const std::int64_t many = std::min<std::int64_t>(40 * A, std::int64_t{1} << 24);
+  const std::int64_t most = std::min<std::int64_t>(64 * A, std::int64_t{1} << 24);
   const auto around = gen::mapcat(inclusive_range(1, 8), [A](std::int64_t k) {
     return gen::element(std::max<std::int64_t>(1, k * A - 1), k * A, k * A + 1);
   });
@@ -50,8 +53,8 @@ Gen<RowDraw> rows_of(std::int64_t A) {
       {20, gen::just<std::int64_t>(1)},
       {15, inclusive_range(2, 16)},
       {20, around},
-      {20, inclusive_range(1, 16384)},
-      {15, inclusive_range(1, std::min<std::int64_t>(64 * A, std::int64_t{1} << 24))},
+      {20, inclusive_range(1, std::min<std::int64_t>(16384, most))},
+      {15, inclusive_range(1, most)},
       {10, inclusive_range(std::min(8 * A, many), many)},
   });
   const auto on_boundary = gen::map(inclusive_range(1, 64), [A](std::int64_t k) { return k * A; });
