@@ -82,6 +82,29 @@ std::optional<Counterexample> expect_relation(const Spec& spec, const Workload& 
   return std::nullopt;
 }
 
+Property agrees_with_relation(const Spec& spec, std::string name, std::string sentence, std::string relation,
+                              rc::Gen<Workload> workloads, Classes classes, Predict predict) {
+  Property p;
+  p.name = std::move(name);
+  p.sentence = std::move(sentence);
+  p.draw = workload_cases(std::move(workloads));
+  p.asks = [](const Case& c) { return std::vector<Workload>{c.workload}; };
+  p.judge = [&spec, relation = std::move(relation), predict = std::move(predict)](
+                const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
+    auto outcome = outcome_of(spec, c.workload, answers[0]);
+    if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
+    const Outcome& actual = std::get<Outcome>(outcome);
+    auto prediction = predict(c.workload, actual);
+    if (!prediction) return std::nullopt;
+    if (actual.ok() && !harness::compare_outcomes(spec, prediction->predicted, actual)) return std::nullopt;
+    std::vector<harness::RelatedWorkload> related;
+    related.push_back(std::move(prediction->related));
+    return expect_relation(spec, c.workload, relation, std::move(related), prediction->predicted, actual);
+  };
+  p.classes = [classes = std::move(classes)](const Case& c) { return classes(c.workload); };
+  return p;
+}
+
 namespace {
 
 std::size_t split_of(const Case& c) {

@@ -41,30 +41,20 @@ Arrays map_from_fla(const Arrays& indices, const Arrays& offsets) {
 // specs/conv1d_program_map, "Relation to FLA": the implementation's answer
 // against FLA's reference chunk indices and offsets, transformed.
 Property agrees_with_fla(const Spec& spec) {
-  Property p;
-  p.name = "IsFlasChunkIndicesAtCEqualToBlockMSplitInTwoColumns";
-  p.sentence = "gives FLA's chunk indices (split in two columns) and chunk counts for the same cu_seqlens at C = block_m";
-  p.draw = builders::workload_cases(conv1d_valid_workloads());
-  p.asks = [](const Case& c) { return std::vector<Workload>{c.workload}; };
-  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
-    auto outcome = builders::outcome_of(spec, c.workload, answers[0]);
-    if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
-    const Outcome& actual = std::get<Outcome>(outcome);
-    const Outcome indices = harness::fla_chunk_indices_spec().reference(c.workload);
-    const Outcome offsets = harness::fla_chunk_offsets_spec().reference(c.workload);
-    // Above the cap both refuse with output_too_large; the differential property judges refusals.
-    if (!indices.ok() || !offsets.ok()) return std::nullopt;
-    const Outcome predicted(map_from_fla(indices.value(), offsets.value()));
-    if (actual.ok() && !harness::compare_outcomes(spec, predicted, actual)) return std::nullopt;
-    return builders::expect_relation(spec, c.workload,
-                                     "the map differs from FLA's chunk_indices and chunk_offsets for the same "
-                                     "cu_seqlens at C = block_m",
-                                     {{"the same cu_seqlens and C (FLA's reference chunk_indices)", c.workload, indices,
-                                       &harness::fla_chunk_indices_spec()}},
-                                     predicted, actual);
-  };
-  p.classes = [](const Case& c) { return conv1d_edge_classes(c.workload); };
-  return p;
+  return builders::agrees_with_relation(
+      spec, "IsFlasChunkIndicesAtCEqualToBlockMSplitInTwoColumns",
+      "gives FLA's chunk indices (split in two columns) and chunk counts for the same cu_seqlens at C = block_m",
+      "the map differs from FLA's chunk_indices and chunk_offsets for the same cu_seqlens at C = block_m",
+      conv1d_valid_workloads(), conv1d_edge_classes,
+      [](const Workload& w, const Outcome&) -> std::optional<builders::Prediction> {
+        Outcome indices = harness::fla_chunk_indices_spec().reference(w);
+        const Outcome offsets = harness::fla_chunk_offsets_spec().reference(w);
+        if (!indices.ok() || !offsets.ok()) return std::nullopt;
+        Outcome predicted(map_from_fla(indices.value(), offsets.value()));
+        return builders::Prediction{std::move(predicted),
+                                    {"the same cu_seqlens and C (FLA's reference chunk_indices)", w, std::move(indices),
+                                     &harness::fla_chunk_indices_spec()}};
+      });
 }
 
 engine::PropertyTable conv1d_table(const Spec& spec) {

@@ -56,29 +56,19 @@ Arrays fla_outputs_from_mamba(const harness::Spec& fla_spec, const Workload& w, 
 // specs/fla, "Relations the properties check": without computed tokens, Mamba's chunking
 // is FLA's. The implementation's answer against Mamba's reference, transformed.
 Property agrees_with_mamba(const Spec& spec) {
-  Property p;
-  p.name = "AgreesWithTheMambaSpecWithoutComputedTokens";
-  p.sentence = "gives what Mamba's reference gives for the same batch without computed tokens";
-  p.draw = builders::workload_cases(fla_valid_workloads());
-  p.asks = [](const Case& c) { return std::vector<Workload>{c.workload}; };
-  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
-    auto outcome = builders::outcome_of(spec, c.workload, answers[0]);
-    if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
-    const Outcome& actual = std::get<Outcome>(outcome);
-    const Outcome mamba = harness::mamba_spec().reference(c.workload);
-    // Above the cap both refuse with output_too_large; the differential property judges refusals.
-    if (!mamba.ok()) return std::nullopt;
-    const Outcome predicted(fla_outputs_from_mamba(spec, c.workload, mamba.value()));
-    if (actual.ok() && !harness::compare_outcomes(spec, predicted, actual)) return std::nullopt;
-    return builders::expect_relation(spec, c.workload,
-                                     "the output differs from Mamba's chunk metadata for the same batch without "
-                                     "computed tokens",
-                                     {{"the same batch as Mamba's workload (its reference output)", c.workload, mamba,
-                                       &harness::mamba_spec()}},
-                                     predicted, actual);
-  };
-  p.classes = [](const Case& c) { return fla_edge_classes(c.workload); };
-  return p;
+  return builders::agrees_with_relation(
+      spec, "AgreesWithTheMambaSpecWithoutComputedTokens",
+      "gives what Mamba's reference gives for the same batch without computed tokens",
+      "the output differs from Mamba's chunk metadata for the same batch without computed tokens",
+      fla_valid_workloads(), fla_edge_classes,
+      [&spec](const Workload& w, const Outcome&) -> std::optional<builders::Prediction> {
+        Outcome mamba = harness::mamba_spec().reference(w);
+        if (!mamba.ok()) return std::nullopt;
+        Outcome predicted(fla_outputs_from_mamba(spec, w, mamba.value()));
+        return builders::Prediction{std::move(predicted),
+                                    {"the same batch as Mamba's workload (its reference output)", w, std::move(mamba),
+                                     &harness::mamba_spec()}};
+      });
 }
 
 

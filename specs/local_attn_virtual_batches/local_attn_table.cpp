@@ -35,36 +35,28 @@ Workload as_mamba(const Workload& w) {
   return mamba;
 }
 
-// specs/local_attn_virtual_batches, "Relation to Mamba": cu_seqlens_q_local is
-// Mamba's cu_chunk_seqlen and virtual_row its seq_idx.
+// specs/local_attn_virtual_batches, "Relations the properties check":
+// cu_seqlens_q_local is Mamba's cu_chunk_seqlen and virtual_row its seq_idx
+// (the other outputs as the implementation gave them; all five empty when it refused).
 Property agrees_with_mamba(const Spec& spec) {
-  Property p;
-  p.name = "CutsRowsAsMambaDoesWithChunkSizeAAndComputedTokensSMinusN";
-  p.sentence = "gives Mamba's cu_chunk_seqlen and seq_idx as cu_seqlens_q_local and virtual_row, with C = A and "
-               "computed tokens s - n";
-  p.draw = builders::workload_cases(local_attn_valid_workloads());
-  p.asks = [](const Case& c) { return std::vector<Workload>{c.workload}; };
-  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
-    auto outcome = builders::outcome_of(spec, c.workload, answers[0]);
-    if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
-    const Outcome& actual = std::get<Outcome>(outcome);
-    const Workload mamba_workload = as_mamba(c.workload);
-    const Outcome mamba = harness::mamba_spec().reference(mamba_workload);
-    // Above the cap both refuse with output_too_large; the differential property judges refusals.
-    if (!mamba.ok() || !actual.ok()) return std::nullopt;
-    Arrays predicted = actual.value();
-    predicted[cu_seqlens_q] = mamba.value()[0];
-    predicted[virtual_row] = mamba.value()[1];
-    if (!harness::compare_outcomes(spec, Outcome(predicted), actual)) return std::nullopt;
-    return builders::expect_relation(spec, c.workload,
-                                     "cu_seqlens_q_local and virtual_row differ from Mamba's cu_chunk_seqlen and "
-                                     "seq_idx for the same batch with C = A and computed tokens s - n",
-                                     {{"Mamba's workload (its reference output)", mamba_workload, mamba,
-                                       &harness::mamba_spec()}},
-                                     Outcome(std::move(predicted)), actual);
-  };
-  p.classes = [](const Case& c) { return local_attn_edge_classes(c.workload); };
-  return p;
+  return builders::agrees_with_relation(
+      spec, "CutsRowsAsMambaDoesWithChunkSizeAAndComputedTokensSMinusN",
+      "gives Mamba's cu_chunk_seqlen and seq_idx as cu_seqlens_q_local and virtual_row, with C = A and computed tokens "
+      "s - n",
+      "cu_seqlens_q_local and virtual_row differ from Mamba's cu_chunk_seqlen and seq_idx for the same batch with "
+      "C = A and computed tokens s - n",
+      local_attn_valid_workloads(), local_attn_edge_classes,
+      [](const Workload& w, const Outcome& actual) -> std::optional<builders::Prediction> {
+        const Workload mamba_workload = as_mamba(w);
+        Outcome mamba = harness::mamba_spec().reference(mamba_workload);
+        if (!mamba.ok()) return std::nullopt;
+        Arrays predicted = actual.ok() ? actual.value() : Arrays(5);
+        predicted[cu_seqlens_q] = mamba.value()[0];
+        predicted[virtual_row] = mamba.value()[1];
+        return builders::Prediction{Outcome(std::move(predicted)),
+                                    {"Mamba's workload (its reference output)", mamba_workload, std::move(mamba),
+                                     &harness::mamba_spec()}};
+      });
 }
 
 engine::PropertyTable local_attn_table(const Spec& spec) {

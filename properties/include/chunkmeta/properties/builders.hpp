@@ -48,6 +48,21 @@ Property validate_applies_cap(const Spec& spec, rc::Gen<Workload> workloads, Cla
 // room, or one to three entries short.
 Property writes_into_any_buffer(const Spec& spec, rc::Gen<Workload> workloads, Classes classes);
 
+// A relation to another computation of the family: for a case's workload and
+// the implementation's answer, what the relation says the output is and the
+// workload of the other spec it read (with that spec's reference outcome);
+// nullopt when the relation has nothing to say (the other spec refuses: above
+// its cap, which the differential property judges).
+struct Prediction {
+  harness::Outcome predicted;
+  harness::RelatedWorkload related;
+};
+using Predict = std::function<std::optional<Prediction>(const Workload&, const harness::Outcome& actual)>;
+// The property that the implementation's answer is what `predict` says,
+// `relation` the finding's summary when it is not.
+Property agrees_with_relation(const Spec& spec, std::string name, std::string sentence, std::string relation,
+                              rc::Gen<Workload> workloads, Classes classes, Predict predict);
+
 // Fails when `whole` differs from `predicted`, naming the related workloads
 // (moved into the counterexample); a related workload refused is named first.
 std::optional<Counterexample> expect_relation(const Spec& spec, const Workload& workload, const std::string& relation,
