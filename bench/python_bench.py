@@ -46,8 +46,8 @@ Chunked local attention (the local-attention contract's targets: B = 8 / 64 /
 CPU tensors, the engine's block table of ceil(max s / P) columns): vLLM's
 make_local_attention_virtual_batches ported over numpy and CPU tensors
 (examples/python/vllm_local_attention.py), the local block table gathered,
-against chunkmeta.local_attention_virtual_batches followed by
-chunkmeta.local_attention_block_table, returning and with out=.
+against chunkmeta.local_attention_virtual_batches given the block table
+(one call: the five arrays and the local table), returning and with out=.
 
 Best of 7 runs; microseconds per call. Prints Markdown tables.
 
@@ -301,22 +301,15 @@ def local_attention_table():
         assert torch.equal(ours[0], theirs["query_start_loc_cpu"]) and torch.equal(ours[1], theirs["seq_lens_cpu"])
         assert torch.equal(local, theirs["block_table_tensor"])
 
-        def dropin():
-            batches = chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t)
-            return chunkmeta.local_attention_block_table(block_table, batches[3], batches[4], A, P)
-
+        assert torch.equal(chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, block_table=block_table)[5], local)
         sizes = chunkmeta.local_attention_virtual_batches_max_output_sizes(8192 * rows, rows, A, P)
         buffers = tuple(torch.empty(size, dtype=torch.int32) for size in sizes)
-        local_buffer = torch.empty((sizes[1], A // P), dtype=torch.int32)
-
-        def into():
-            count = chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, out=buffers)[1]
-            return chunkmeta.local_attention_block_table(block_table, buffers[3][:count], buffers[4][:count], A, P,
-                                                         out=local_buffer)
+        buffers += (torch.empty((sizes[1], A // P), dtype=torch.int32),)
 
         port = timed(lambda: vllm.make_local_attention_virtual_batches(A, q_t, s_t, block_table, P))
-        returned = timed(dropin)
-        written = timed(into)
+        returned = timed(lambda: chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, block_table=block_table))
+        written = timed(lambda: chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, block_table=block_table,
+                                                                          out=buffers))
         table.append(f"| {rows} | {ours[1].numel()} | {port * 1e6:.1f} | {returned * 1e6:.2f} | {port / returned:.0f}x | "
                      f"{written * 1e6:.2f} | {port / written:.0f}x |")
     return table

@@ -41,6 +41,17 @@ def test_vllms_comment_is_wrong_only_in_the_comment():
     assert local_table.tolist() == [[0, 1], [2, 3], [12, 13], [14, 15], [16, 17], [18, 19], [22, 23], [24, 25]]
 
 
+def test_gathers_the_local_block_table_in_the_same_call_when_given_the_engines():
+    q, s = torch.tensor(COMMENT_STARTS, dtype=torch.int32), torch.tensor(COMMENT_SEQ_LENS, dtype=torch.int32)
+    *batches, local_table = chunkmeta.local_attention_virtual_batches(4, 2, q, s, block_table=COMMENT_TABLE)
+    assert as_lists(batches) == as_lists(chunkmeta.local_attention_virtual_batches(4, 2, q, s))
+    assert torch.equal(local_table, chunkmeta.local_attention_block_table(COMMENT_TABLE, batches[3], batches[4], 4, 2))
+    sizes = chunkmeta.local_attention_virtual_batches_max_output_sizes(19, 3, 4, 2)
+    buffers = tuple(torch.empty(size, dtype=torch.int32) for size in sizes) + (torch.empty((sizes[1], 2), dtype=torch.int32),)
+    assert chunkmeta.local_attention_virtual_batches(4, 2, q, s, block_table=COMMENT_TABLE, out=buffers) == (9, 8, 8, 8, 8, 8)
+    assert torch.equal(buffers[5][:8], local_table)
+
+
 def test_writes_into_buffers_sized_once():
     sizes = chunkmeta.local_attention_virtual_batches_max_output_sizes(18, 3, 8, 4)
     buffers = tuple(torch.full((size,), -5, dtype=torch.int32) for size in sizes)
@@ -49,6 +60,12 @@ def test_writes_into_buffers_sized_once():
     table = torch.empty((4, 2), dtype=torch.int32)
     assert chunkmeta.local_attention_block_table(COMMENT_TABLE, [0, 1, 1, 2], [0, 0, 2, 4], 4, 2, out=table) == 4
     assert table.tolist() == [[0, 1], [10, 11], [12, 13], [24, 25]]
+
+
+@pytest.mark.parametrize("make", [list, lambda v: np.array(v, dtype=np.int32), lambda v: torch.tensor(v, dtype=torch.int32)])
+def test_gives_a_local_table_of_one_column_when_the_chunk_is_one_page(make):
+    local = chunkmeta.local_attention_block_table(make([[0, 1, 2], [3, 4, 5]]), [1, 0], [1, 2], 2, 2)
+    assert (local if isinstance(local, list) else local.tolist()) == [[4], [2]]
 
 
 def test_names_the_broken_rule():

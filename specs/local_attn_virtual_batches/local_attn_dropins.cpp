@@ -4,6 +4,7 @@
 // caller's kind, or writing into the caller's buffers (out=); its size helper;
 // and local_attention_block_table, the engine's block table gathered as vLLM does.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,72 +18,8 @@ constexpr const char* kOutputNames[] = {"out[0] (cu_seqlens_q_local)", "out[1] (
                                         "out[2] (num_computed_tokens_local)", "out[3] (virtual_row)",
                                         "out[4] (block_start)"};
 
-template <typename Int>
-Result<local_attn::Sizes> write_batches(const local_attn::BasicView<Int>& view, const local_attn::Buffers& out) {
-  return without_gil_if_large(static_cast<std::int64_t>(5 * out.seqlens_k_local.size()),
-                              [&] { return local_attn::virtual_batches_into(view, out); });
-}
-
-template <typename Int>
-py::object batches_view(const local_attn::BasicView<Int>& view, ArrayKind kind) {
-  const auto sizes = local_attn::output_sizes(view);
-  if (!sizes.ok()) raise_invalid(sizes.error());
-  const std::int64_t V = sizes.value().virtual_batches;
-  Results results(kind, IntType::int32, {V + 1, V, V, V, V});
-  const auto written = write_batches(view, {results.array<std::int32_t>(0), results.array<std::int32_t>(1),
-                                            results.array<std::int32_t>(2), results.array<std::int32_t>(3),
-                                            results.array<std::int32_t>(4)});
-  if (!written.ok()) raise_invalid(written.error());
-  return results.finish({V + 1, V, V, V, V});
-}
-
-// out=: five int32 buffers in the outputs' order, written in place; the five lengths written are returned.
-template <typename Int>
-py::object batches_into_buffers(const local_attn::BasicView<Int>& view, py::handle out) {
-  if (!(PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) || py::len(out) != 5) {
-    throw py::type_error("out must be a tuple of five int32 buffers (cu_seqlens_q_local, seqlens_k_local, "
-                         "num_computed_tokens_local, virtual_row, block_start), not " +
-                         std::string(Py_TYPE(out.ptr())->tp_name));
-  }
-  PyObject** given = PySequence_Fast_ITEMS(out.ptr());
-  const OutBuffer b0(given[0], kOutputNames[0], IntType::int32);
-  const OutBuffer b1(given[1], kOutputNames[1], IntType::int32);
-  const OutBuffer b2(given[2], kOutputNames[2], IntType::int32);
-  const OutBuffer b3(given[3], kOutputNames[3], IntType::int32);
-  const OutBuffer b4(given[4], kOutputNames[4], IntType::int32);
-  refuse_overlaps({region(b0.entries<std::int32_t>(), kOutputNames[0]), region(b1.entries<std::int32_t>(), kOutputNames[1]),
-                   region(b2.entries<std::int32_t>(), kOutputNames[2]), region(b3.entries<std::int32_t>(), kOutputNames[3]),
-                   region(b4.entries<std::int32_t>(), kOutputNames[4])},
-                  {region(view.query_start_loc, "query_start_loc"), region(view.seq_lens, "seq_lens")});
-  const auto written = write_batches(view, {b0.entries<std::int32_t>(), b1.entries<std::int32_t>(), b2.entries<std::int32_t>(),
-                                            b3.entries<std::int32_t>(), b4.entries<std::int32_t>()});
-  if (!written.ok()) raise_invalid(written.error());
-  const auto V = static_cast<long long>(written.value().virtual_batches);
-  PyObject* lengths = Py_BuildValue("(LLLLL)", V + 1, V, V, V, V);
-  if (lengths == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(lengths);
-}
-
-py::object local_attention_virtual_batches(py::handle attn_chunk_size, py::handle block_size,
-                                           py::handle query_start_loc, py::handle seq_lens, py::handle out) {
-  const std::int64_t A = to_int64(attn_chunk_size, "attn_chunk_size");
-  const std::int64_t P = to_int64(block_size, "block_size");
-  const InputArray starts(query_start_loc, "query_start_loc");
-  const InputArray lengths(seq_lens, "seq_lens");
-  const ArrayKind kind = kind_of_results({starts.kind(), lengths.kind()});
-  if (!starts.copied() && !lengths.copied()) {
-    const local_attn::View32 view{A, P, starts.int32(), lengths.int32()};
-    return out.is_none() ? batches_view(view, kind) : batches_into_buffers(view, out);
-  }
-  const auto wide_starts = starts.widened();
-  const auto wide_lengths = lengths.widened();
-  const local_attn::View64 view{A, P, wide_starts, wide_lengths};
-  return out.is_none() ? batches_view(view, kind) : batches_into_buffers(view, out);
-}
-
 // A column of int32 values (virtual_row, block_start; a table's entries), narrowed from a copied list.
 std::vector<std::int32_t> int32_values(const InputArray& array, const char* argument) {
-  if (!array.copied()) return {array.int32().begin(), array.int32().end()};
   std::vector<std::int32_t> out;
   for (const std::int64_t v : array.widened()) {
     if (v < INT32_MIN || v > INT32_MAX)
@@ -92,55 +29,196 @@ std::vector<std::int32_t> int32_values(const InputArray& array, const char* argu
   return out;
 }
 
+// An int32 input read in place, or its copied list narrowed (kept in `copy`).
+std::span<const std::int32_t> int32_entries(const InputArray& array, std::vector<std::int32_t>& copy, const char* name) {
+  if (!array.copied()) return array.int32();
+  copy = int32_values(array, name);
+  return copy;
+}
+
+// The engine's block table (rows x columns, int32), read in place where it can.
+struct BlockTable {
+  explicit BlockTable(py::handle table) : values(table, "block_table", InputArray::Table{}) {
+    entries = int32_entries(values, copy, "block_table");
+    columns = values.columns();
+    rows = columns == 0 ? 0 : static_cast<std::int64_t>(entries.size()) / columns;
+  }
+  Result<std::int64_t> gather(std::int64_t A, std::int64_t P, std::span<const std::int32_t> virtual_row,
+                              std::span<const std::int32_t> block_start, std::span<std::int32_t> into) const {
+    return local_attn::gather_block_table(A, P, entries, rows, columns, virtual_row, block_start, into);
+  }
+  InputArray values;
+  std::vector<std::int32_t> copy;
+  std::span<const std::int32_t> entries;
+  std::int64_t rows = 0;
+  std::int64_t columns = 0;
+};
+
+// The local table's width, A / P, once the sizes are valid (validation names them otherwise).
+int pages_of(std::int64_t A, std::int64_t P) {
+  return P >= 1 && A >= P && A % P == 0 && A <= kMaxValue ? static_cast<int>(A / P) : 1;
+}
+
+// A (V, pages) result as vLLM's .view(virtual_batches, -1) gives it: a result
+// of one column comes back 1-D from Results, and is made (V, 1).
+py::object as_table(py::object local, ArrayKind kind, std::int64_t V, int pages) {
+  if (pages > 1) return local;
+  if (kind != ArrayKind::lists) return local.attr("reshape")(V, 1);
+  py::list rows;
+  for (const auto entry : local) {
+    py::list row;
+    row.append(entry);
+    rows.append(row);
+  }
+  return rows;
+}
+
+// A caller's (V, pages) buffer as OutBuffer reads it: one of a single column through its 1-D view.
+py::object table_view(py::handle out, int pages) {
+  return pages == 1 && py::hasattr(out, "reshape") ? out.attr("reshape")(-1) : py::reinterpret_borrow<py::object>(out);
+}
+
+template <typename Int>
+Result<local_attn::Sizes> write_batches(const local_attn::BasicView<Int>& view, const local_attn::Buffers& out) {
+  return without_gil_if_large(static_cast<std::int64_t>(5 * out.seqlens_k_local.size()),
+                              [&] { return local_attn::virtual_batches_into(view, out); });
+}
+
+// The five arrays, and with a block table the local one (vLLM's
+// make_block_table) as a sixth, gathered from what was just written.
+template <typename Int>
+py::object batches_view(const local_attn::BasicView<Int>& view, ArrayKind kind, const BlockTable* table) {
+  const auto sizes = local_attn::output_sizes(view);
+  if (!sizes.ok()) raise_invalid(sizes.error());
+  const std::int64_t V = sizes.value().virtual_batches;
+  const int pages = pages_of(view.attn_chunk_size, view.block_size);
+  std::optional<Results> results;
+  if (table == nullptr) {
+    results.emplace(kind, IntType::int32, std::initializer_list<std::int64_t>{V + 1, V, V, V, V});
+  } else {
+    results.emplace(kind, IntType::int32, std::initializer_list<std::int64_t>{V + 1, V, V, V, V, V},
+                    std::initializer_list<int>{1, 1, 1, 1, 1, pages});
+  }
+  const auto written = write_batches(view, {results->array<std::int32_t>(0), results->array<std::int32_t>(1),
+                                            results->array<std::int32_t>(2), results->array<std::int32_t>(3),
+                                            results->array<std::int32_t>(4)});
+  if (!written.ok()) raise_invalid(written.error());
+  if (table == nullptr) return results->finish({V + 1, V, V, V, V});
+  const auto gathered = table->gather(view.attn_chunk_size, view.block_size, results->array<std::int32_t>(3),
+                                      results->array<std::int32_t>(4), results->array<std::int32_t>(5));
+  if (!gathered.ok()) raise_invalid(gathered.error());
+  const py::tuple all(results->finish({V + 1, V, V, V, V, V}));
+  return py::make_tuple(all[0], all[1], all[2], all[3], all[4], as_table(all[5], kind, V, pages));
+}
+
+// out=: five int32 buffers in the outputs' order (six with a block table: the
+// local table's last), written in place; the lengths written are returned.
+template <typename Int>
+py::object batches_into_buffers(const local_attn::BasicView<Int>& view, py::handle out, const BlockTable* table) {
+  const Py_ssize_t count = table == nullptr ? 5 : 6;
+  if (!(PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) || py::len(out) != count) {
+    throw py::type_error(std::string("out must be a tuple of ") + (table == nullptr ? "five" : "six") +
+                         " int32 buffers (cu_seqlens_q_local, seqlens_k_local, num_computed_tokens_local, virtual_row, "
+                         "block_start" + (table == nullptr ? "" : ", block_table_local") + "), not " +
+                         std::string(Py_TYPE(out.ptr())->tp_name));
+  }
+  PyObject** given = PySequence_Fast_ITEMS(out.ptr());
+  const OutBuffer b0(given[0], kOutputNames[0], IntType::int32);
+  const OutBuffer b1(given[1], kOutputNames[1], IntType::int32);
+  const OutBuffer b2(given[2], kOutputNames[2], IntType::int32);
+  const OutBuffer b3(given[3], kOutputNames[3], IntType::int32);
+  const OutBuffer b4(given[4], kOutputNames[4], IntType::int32);
+  const int pages = pages_of(view.attn_chunk_size, view.block_size);
+  std::optional<OutBuffer> b5;
+  py::object local_view;
+  if (table != nullptr) {
+    local_view = table_view(given[5], pages);
+    b5.emplace(local_view, "out[5] (block_table_local)", IntType::int32, pages);
+  }
+  const std::span<std::int32_t> local = b5 ? b5->entries<std::int32_t>() : std::span<std::int32_t>();
+  refuse_overlaps({region(b0.entries<std::int32_t>(), kOutputNames[0]), region(b1.entries<std::int32_t>(), kOutputNames[1]),
+                   region(b2.entries<std::int32_t>(), kOutputNames[2]), region(b3.entries<std::int32_t>(), kOutputNames[3]),
+                   region(b4.entries<std::int32_t>(), kOutputNames[4]), region(local, "out[5] (block_table_local)")},
+                  {region(view.query_start_loc, "query_start_loc"), region(view.seq_lens, "seq_lens"),
+                   region(table == nullptr ? std::span<const std::int32_t>() : table->entries, "block_table")});
+  const auto written = write_batches(view, {b0.entries<std::int32_t>(), b1.entries<std::int32_t>(), b2.entries<std::int32_t>(),
+                                            b3.entries<std::int32_t>(), b4.entries<std::int32_t>()});
+  if (!written.ok()) raise_invalid(written.error());
+  const auto V = static_cast<long long>(written.value().virtual_batches);
+  if (table != nullptr) {
+    const auto rows = b3.entries<std::int32_t>().first(static_cast<std::size_t>(V));
+    const auto starts = b4.entries<std::int32_t>().first(static_cast<std::size_t>(V));
+    const auto gathered = table->gather(view.attn_chunk_size, view.block_size, rows, starts, local);
+    if (!gathered.ok()) raise_invalid(gathered.error());
+  }
+  PyObject* lengths = table == nullptr ? Py_BuildValue("(LLLLL)", V + 1, V, V, V, V)
+                                       : Py_BuildValue("(LLLLLL)", V + 1, V, V, V, V, V);
+  if (lengths == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(lengths);
+}
+
+py::object local_attention_virtual_batches(py::handle attn_chunk_size, py::handle block_size,
+                                           py::handle query_start_loc, py::handle seq_lens, py::handle block_table,
+                                           py::handle out) {
+  const std::int64_t A = to_int64(attn_chunk_size, "attn_chunk_size");
+  const std::int64_t P = to_int64(block_size, "block_size");
+  const InputArray starts(query_start_loc, "query_start_loc");
+  const InputArray lengths(seq_lens, "seq_lens");
+  std::optional<BlockTable> table;
+  if (!block_table.is_none()) table.emplace(block_table);
+  const BlockTable* gather_from = table ? &*table : nullptr;
+  const ArrayKind kind = kind_of_results({starts.kind(), lengths.kind()});
+  if (!starts.copied() && !lengths.copied()) {
+    const local_attn::View32 view{A, P, starts.int32(), lengths.int32()};
+    return out.is_none() ? batches_view(view, kind, gather_from) : batches_into_buffers(view, out, gather_from);
+  }
+  const auto wide_starts = starts.widened();
+  const auto wide_lengths = lengths.widened();
+  const local_attn::View64 view{A, P, wide_starts, wide_lengths};
+  return out.is_none() ? batches_view(view, kind, gather_from) : batches_into_buffers(view, out, gather_from);
+}
+
 py::object local_attention_block_table(py::handle block_table, py::handle virtual_row, py::handle block_start,
                                         py::handle attn_chunk_size, py::handle block_size, py::handle out) {
   const std::int64_t A = to_int64(attn_chunk_size, "attn_chunk_size");
   const std::int64_t P = to_int64(block_size, "block_size");
-  const InputArray table(block_table, "block_table", InputArray::Table{});
+  const BlockTable table(block_table);
   const InputArray rows_of(virtual_row, "virtual_row");
   const InputArray starts_of(block_start, "block_start");
-  // Copied lists are narrowed (validation names a value outside int32 there); arrays are read in place.
-  std::vector<std::int32_t> copied_table, copied_rows, copied_starts;
-  const auto in_place = [](const InputArray& array, std::vector<std::int32_t>& copy, const char* name) {
-    if (!array.copied()) return array.int32();
-    copy = int32_values(array, name);
-    return std::span<const std::int32_t>(copy);
-  };
-  const auto entries = in_place(table, copied_table, "block_table");
-  const auto rows = in_place(rows_of, copied_rows, "virtual_row");
-  const auto starts = in_place(starts_of, copied_starts, "block_start");
-  const std::int64_t columns = table.columns();
-  const std::int64_t table_rows = columns == 0 ? 0 : static_cast<std::int64_t>(entries.size()) / columns;
+  std::vector<std::int32_t> copied_rows, copied_starts;
+  const auto rows = int32_entries(rows_of, copied_rows, "virtual_row");
+  const auto starts = int32_entries(starts_of, copied_starts, "block_start");
   const auto V = static_cast<std::int64_t>(rows.size());
-  const auto gather = [&](std::span<std::int32_t> into) {
-    return local_attn::gather_block_table(A, P, entries, table_rows, columns, rows, starts, into);
-  };
-  // The width of the local table: A / P once the sizes are valid (gather names them otherwise).
-  const int pages = P >= 1 && A >= P && A % P == 0 && A <= kMaxValue ? static_cast<int>(A / P) : 1;
+  const int pages = pages_of(A, P);
   if (!out.is_none()) {
-    const OutBuffer buffer(out, "out (block_table_local)", IntType::int32, pages);
-    refuse_overlaps({region(buffer.entries<std::int32_t>(), "out (block_table_local)")}, {region(entries, "block_table")});
-    const auto written = gather(buffer.entries<std::int32_t>());
+    const py::object view = table_view(out, pages);
+    const OutBuffer buffer(view, "out (block_table_local)", IntType::int32, pages);
+    refuse_overlaps({region(buffer.entries<std::int32_t>(), "out (block_table_local)")},
+                    {region(table.entries, "block_table")});
+    const auto written = table.gather(A, P, rows, starts, buffer.entries<std::int32_t>());
     if (!written.ok()) raise_invalid(written.error());
     return py::int_(written.value());
   }
-  Results results(table.kind(), IntType::int32, {V}, {pages});
-  const auto written = gather(results.array<std::int32_t>(0));
+  const ArrayKind kind = table.values.kind();
+  Results results(kind, IntType::int32, {V}, {pages});
+  const auto written = table.gather(A, P, rows, starts, results.array<std::int32_t>(0));
   if (!written.ok()) raise_invalid(written.error());
-  return results.finish({V});
+  return as_table(results.finish({V}), kind, V, pages);
 }
 
-const Signature kBatchesSignature{
-    "local_attention_virtual_batches", {"attn_chunk_size", "block_size", "query_start_loc", "seq_lens", "out"}, 4, 4};
+const Signature kBatchesSignature{"local_attention_virtual_batches",
+                                   {"attn_chunk_size", "block_size", "query_start_loc", "seq_lens", "block_table", "out"},
+                                   4,
+                                   4};
 const Signature kBlockTableSignature{
     "local_attention_block_table", {"block_table", "virtual_row", "block_start", "attn_chunk_size", "block_size", "out"},
     5, 5};
 
 PyObject* local_attention_virtual_batches_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&] {
-    std::array<PyObject*, 5> given{};
+    std::array<PyObject*, 6> given{};
     bind_arguments(kBatchesSignature, args, nargs, kwnames, given);
-    return local_attention_virtual_batches(given[0], given[1], given[2], given[3], or_none(given[4]));
+    return local_attention_virtual_batches(given[0], given[1], given[2], given[3], or_none(given[4]), or_none(given[5]));
   });
 }
 
@@ -153,7 +231,7 @@ PyObject* local_attention_block_table_fastcall(PyObject*, PyObject* const* args,
 }
 
 const char* const kBatchesDoc =
-    R"doc(local_attention_virtual_batches(attn_chunk_size, block_size, query_start_loc, seq_lens, *, out=None)
+    R"doc(local_attention_virtual_batches(attn_chunk_size, block_size, query_start_loc, seq_lens, *, block_table=None, out=None)
 --
 
 The virtual batches of chunked local attention (specs/local_attn_virtual_batches),
@@ -172,6 +250,9 @@ each row's tokens in all) are int32 CPU tensors or numpy arrays (read in
 place), or sequences of ints. With out=, a tuple of five writable int32
 buffers (sized once by local_attention_virtual_batches_max_output_sizes), the
 virtual batches are written into them and the five lengths written returned.
+With block_table= (the engine's, rows x columns int32), the local block table
+that local_attention_block_table gathers comes back as a sixth array, (V, A / P),
+in the same call as vLLM's function returns it (with out=, a sixth buffer).
 
 Raises chunkmeta.InvalidWorkload with the code, field and index of the broken
 rule (a row without new tokens: not_increasing; seq_lens below the row's new

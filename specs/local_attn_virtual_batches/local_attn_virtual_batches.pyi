@@ -5,8 +5,9 @@ def local_attention_virtual_batches(
     query_start_loc: Array,
     seq_lens: Array,
     *,
-    out: Optional[Tuple[Array, Array, Array, Array, Array]] = None,
-) -> Union[Tuple[ArrayOut, ArrayOut, ArrayOut, ArrayOut, ArrayOut], Tuple[int, int, int, int, int]]: ...
+    block_table: Optional[Array] = None,
+    out: Optional[Tuple[Array, ...]] = None,
+) -> Union[Tuple[ArrayOut, ...], Tuple[int, ...]]: ...
 def local_attention_virtual_batches_max_output_sizes(
     max_tokens: int, max_rows: int, attn_chunk_size: int, block_size: int
 ) -> Tuple[int, int, int, int, int]: ...
