@@ -71,7 +71,7 @@ stall() { PYTHONPATH=build/default/python "$torch_python" bench/stall_tolerance.
 fuzz() {
   cmake --preset fuzz >/dev/null
   local targets=()
-  for options in fuzz/*.options; do targets+=("$(basename "$options" .options)"); done
+  for options in $(fuzz/targets.sh); do targets+=("$(basename "$options" .options)"); done
   cmake --build --preset fuzz --target "${targets[@]/#/fuzz_}" >/dev/null
   echo "| target | exec/s (one process) | executions | coverage features at start -> end | findings |"
   echo "|---|---|---|---|---|"
@@ -89,6 +89,11 @@ fuzz() {
         END {printf "| %s | %d | %d | %d -> %d | %s |\n", t, rate, runs, start, end, code == 0 ? "none" : "see the log"}' \
       "$work/fuzz-$target.log"
   done
+  # ClusterFuzzLite's build.sh as OSS-Fuzz runs it (CI leaves this slow test out).
+  local start=$SECONDS outcome=passed
+  ctest --test-dir build/fuzz -R '^Fuzz\.ClusterFuzzLiteBuildScript' > "$work/clusterfuzzlite.log" 2>&1 || outcome=FAILED
+  echo
+  echo "ClusterFuzzLite's build script (\`Fuzz.ClusterFuzzLiteBuildScriptProducesTargetsThatRunTheirSeeds\`): $outcome in $((SECONDS - start)) s."
 }
 
 coverage() {
