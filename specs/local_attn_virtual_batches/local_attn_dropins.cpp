@@ -115,7 +115,7 @@ py::object batches_view(const local_attn::BasicView<Int>& view, ArrayKind kind, 
 // local table's last), written in place; the lengths written are returned.
 template <typename Int>
 py::object batches_into_buffers(const local_attn::BasicView<Int>& view, py::handle out, const BlockTable* table) {
-  const Py_ssize_t count = table == nullptr ? 5 : 6;
+  const std::size_t count = table == nullptr ? 5 : 6;
   if (!(PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) || py::len(out) != count) {
     throw py::type_error(std::string("out must be a tuple of ") + (table == nullptr ? "five" : "six") +
                          " int32 buffers (cu_seqlens_q_local, seqlens_k_local, num_computed_tokens_local, virtual_row, "
