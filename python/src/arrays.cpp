@@ -165,11 +165,11 @@ struct TensorMemory {
   std::int64_t columns = 1;
 };
 
-// "1-D", "of shape (N, 2)", "2-D": what `columns` asks (see tensor_memory).
-std::string shape_wanted(int columns) {
-  if (columns == 1) return "1-D";
-  if (columns == 0) return "2-D";
-  return "of shape (N, " + std::to_string(columns) + ")";
+// "1-D", "of shape (N, 2)", "2-D": what `shape` asks.
+std::string shape_wanted(Shape shape) {
+  if (!shape.table) return "1-D";
+  if (shape.columns == 0) return "2-D";
+  return "of shape (N, " + std::to_string(shape.columns) + ")";
 }
 
 [[noreturn]] void wrong_tensor(py::handle tensor, const char* argument, const char* wanted, IntType type) {
@@ -177,17 +177,16 @@ std::string shape_wanted(int columns) {
              " (convert it explicitly, e.g. .to(torch." + dtype_name(type) + ").cpu())");
 }
 
-TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type, int columns, const char* wanted) {
+TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type, Shape shape, const char* wanted) {
   const Torch& torch = *loaded_torch();
   const Names& n = names();
   const PyObject* expected = type == IntType::int32 ? torch.int32.object : torch.int64.object;
   if (attribute(tensor, n.dtype).ptr() != expected || attribute(tensor, n.is_cpu).ptr() != Py_True)
     wrong_tensor(tensor, argument, wanted, type);
-  // columns: 1 for 1-D, k > 1 for (N, k), 0 for 2-D of any width.
   const long ndim = PyLong_AsLong(attribute(tensor, n.ndim).ptr());
   const std::int64_t width = ndim == 2 ? py::tuple(attribute(tensor, n.shape))[1].cast<std::int64_t>() : 1;
-  if (ndim != (columns == 1 ? 1 : 2) || (columns > 1 && width != columns)) {
-    type_error(std::string(argument) + " must be " + shape_wanted(columns) + ", not of shape " + shape_of(tensor));
+  if (ndim != shape.dimensions() || (shape.columns > 0 && width != shape.columns)) {
+    type_error(std::string(argument) + " must be " + shape_wanted(shape) + ", not of shape " + shape_of(tensor));
   }
   // A sparse tensor says it is contiguous; its data pointer is what it refuses.
   PyObject* self = tensor.ptr();
@@ -318,23 +317,36 @@ thread_local int tensors_in_use = 0;
 
 bool tensor_memory_in_use() { return tensors_in_use > 0; }
 
-InputArray::InputArray(py::handle value, const char* argument, bool int64_allowed) {
-  const char* wanted = int64_allowed ? "an int32 or int64 CPU tensor" : "an int32 CPU tensor";
+InputArray::InputArray(py::handle value, const char* argument, bool int64_allowed)
+    : InputArray(value, argument, 1, int64_allowed) {}
+
+InputArray::InputArray(py::handle value, const char* argument, Table) : InputArray(value, argument, 2, false) {}
+
+InputArray::InputArray(py::handle value, const char* argument, int dimensions, bool int64_allowed) {
+  const bool table = dimensions == 2;
+  const std::string types = int64_allowed ? "int32 or int64" : "int32";
+  const std::string shape = table ? "2-D" : "1-D";
   if (is_tensor(value)) {
     kind_ = ArrayKind::torch;
     owner_ = py::reinterpret_borrow<py::object>(value);
     type_ = int64_allowed && attribute(value, names().dtype).ptr() == loaded_torch()->int64.object ? IntType::int64
                                                                                                    : IntType::int32;
-    const TensorMemory memory = tensor_memory(value, argument, type_, 1, wanted);
+    const std::string wanted = (table ? "a 2-D " : "an ") + types + " CPU tensor";
+    const TensorMemory memory = tensor_memory(value, argument, type_, table ? Shape::table_of(0) : Shape{}, wanted.c_str());
     data_ = memory.data;
-    size_ = static_cast<std::size_t>(memory.rows);
+    columns_ = memory.columns;
+    size_ = static_cast<std::size_t>(memory.rows * memory.columns);
     ++tensors_in_use;
     return;
   }
   if (is_list_or_tuple(value)) {
     kind_ = ArrayKind::lists;
     copied_ = true;
-    values_ = ints_of_sequence(value, argument);
+    if (table) {
+      copy_rows(value, argument);
+    } else {
+      values_ = ints_of_sequence(value, argument);
+    }
     data_ = values_.data();
     size_ = values_.size();
     return;
@@ -348,67 +360,38 @@ InputArray::InputArray(py::handle value, const char* argument, bool int64_allowe
     holds_buffer_ = true;
     const bool int32 = has_type(buffer_, IntType::int32);
     const bool int64 = int64_allowed && has_type(buffer_, IntType::int64);
-    if ((!int32 && !int64) || buffer_.ndim != 1) {
-      type_error(std::string(argument) + " must be a 1-D " + (int64_allowed ? "int32 or int64" : "int32") +
-                 " array, not a " + describe_buffer(buffer_, value) + "; convert it explicitly, e.g. .astype(numpy.int32)");
+    if ((!int32 && !int64) || buffer_.ndim != dimensions) {
+      type_error(std::string(argument) + " must be a " + shape + " " + types + " array, not a " +
+                 describe_buffer(buffer_, value) + "; convert it explicitly, e.g. .astype(numpy.int32)");
     }
     type_ = int32 ? IntType::int32 : IntType::int64;
     data_ = buffer_.buf;
-    size_ = static_cast<std::size_t>(buffer_.shape[0]);
+    columns_ = table ? buffer_.shape[1] : 1;
+    size_ = static_cast<std::size_t>(buffer_.shape[0] * columns_);
     return;
   }
-  type_error(std::string(argument) + " must be " + wanted + ", a 1-D " + (int64_allowed ? "int32 or int64" : "int32") +
-             " numpy array, or a list or tuple of ints, not " + type_name(value));
+  type_error(std::string(argument) + " must be " + (table ? "a 2-D " : "an ") + types + " CPU tensor, a " + shape + " " +
+             types + " numpy array, or " + (table ? "a list of lists of ints" : "a list or tuple of ints") + ", not " +
+             type_name(value));
 }
 
-InputArray::InputArray(py::handle value, const char* argument, Table) {
-  const char* wanted = "a 2-D int32 CPU tensor";
-  if (is_tensor(value)) {
-    kind_ = ArrayKind::torch;
-    owner_ = py::reinterpret_borrow<py::object>(value);
-    type_ = IntType::int32;
-    const TensorMemory memory = tensor_memory(value, argument, type_, 0, wanted);
-    data_ = memory.data;
-    columns_ = memory.columns;
-    size_ = static_cast<std::size_t>(memory.rows * memory.columns);
-    ++tensors_in_use;
-    return;
+// A table's rows (a list of lists of ints) copied row after row; rows of several lengths are a TypeError.
+void InputArray::copy_rows(py::handle value, const char* argument) {
+  columns_ = -1;
+  std::size_t index = 0;
+  for (const auto row : py::reinterpret_borrow<py::sequence>(value)) {
+    if (!is_list_or_tuple(row))
+      type_error(std::string(argument) + " must be a list of lists of ints; its row " + std::to_string(index) + " is " +
+                 type_name(row));
+    ++index;
+    const auto entries = ints_of_sequence(row, argument);
+    if (columns_ >= 0 && static_cast<std::int64_t>(entries.size()) != columns_)
+      type_error(std::string(argument) + " must have rows of one length (" + std::to_string(columns_) + "), not " +
+                 std::to_string(entries.size()));
+    columns_ = static_cast<std::int64_t>(entries.size());
+    values_.insert(values_.end(), entries.begin(), entries.end());
   }
-  if (is_list_or_tuple(value)) {  // a list of rows, each a list of ints
-    kind_ = ArrayKind::lists;
-    copied_ = true;
-    const py::sequence rows = py::reinterpret_borrow<py::sequence>(value);
-    columns_ = -1;
-    for (const auto row : rows) {
-      const auto entries = ints_of_sequence(row, argument);
-      if (columns_ >= 0 && static_cast<std::int64_t>(entries.size()) != columns_)
-        type_error(std::string(argument) + " must have rows of one length (" + std::to_string(columns_) + "), not " +
-                   std::to_string(entries.size()));
-      columns_ = static_cast<std::int64_t>(entries.size());
-      values_.insert(values_.end(), entries.begin(), entries.end());
-    }
-    columns_ = std::max<std::int64_t>(columns_, 0);
-    data_ = values_.data();
-    size_ = values_.size();
-    return;
-  }
-  if (PyObject_CheckBuffer(value.ptr())) {
-    kind_ = ArrayKind::numpy;
-    if (PyObject_GetBuffer(value.ptr(), &buffer_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-      PyErr_Clear();
-      type_error(std::string(argument) + " must be a contiguous array (this " + type_name(value) + " is not contiguous)");
-    }
-    holds_buffer_ = true;
-    if (!has_type(buffer_, IntType::int32) || buffer_.ndim != 2)
-      type_error(std::string(argument) + " must be a 2-D int32 array, not a " + describe_buffer(buffer_, value));
-    type_ = IntType::int32;
-    data_ = buffer_.buf;
-    columns_ = buffer_.shape[1];
-    size_ = static_cast<std::size_t>(buffer_.shape[0] * buffer_.shape[1]);
-    return;
-  }
-  type_error(std::string(argument) + " must be " + wanted + ", a 2-D int32 numpy array, or a list of lists of ints, "
-             "not " + type_name(value));
+  columns_ = std::max<std::int64_t>(columns_, 0);
 }
 
 InputArray::~InputArray() {
@@ -459,26 +442,25 @@ void release_unused_capsule(PyObject* capsule) {
 }  // namespace
 
 Results::Results(ArrayKind kind, IntType type, std::initializer_list<std::int64_t> capacities,
-                 std::initializer_list<int> columns)
+                 std::initializer_list<Shape> shapes)
     : kind_(kind), type_(type), count_(capacities.size()) {
-  if (count_ > kMostArrays || (columns.size() != 0 && columns.size() != count_))
-    throw std::logic_error("Results: at most kMostArrays arrays, each with its columns");
+  if (count_ > kMostArrays || (shapes.size() != 0 && shapes.size() != count_))
+    throw std::logic_error("Results: at most kMostArrays arrays, each with its shape");
   std::copy(capacities.begin(), capacities.end(), capacities_.begin());
-  std::fill(columns_.begin(), columns_.end(), 1);
-  std::copy(columns.begin(), columns.end(), columns_.begin());
+  std::copy(shapes.begin(), shapes.end(), shapes_.begin());
   std::int64_t entries = 0;
   for (std::size_t i = 0; i < count_; ++i) {
     offsets_[i] = entries;
-    entries += capacities_[i] * columns_[i];
+    entries += capacities_[i] * shapes_[i].columns;
   }
   if (kind_ != ArrayKind::numpy) {
     block_ = Block::allocate(static_cast<std::size_t>(entries) * size_of(type_));
     return;
   }
   const Numpy& np = numpy();
-  // One array: its own shape, so that a result of (N, 2) is a row slice of it.
-  PyObject* shape = count_ == 1 && columns_[0] > 1
-                        ? Py_BuildValue("(Li)", static_cast<long long>(capacities_[0]), columns_[0])
+  // One array: its own shape, so that a table's result is a row slice of it.
+  PyObject* shape = count_ == 1 && shapes_[0].table
+                        ? Py_BuildValue("(Li)", static_cast<long long>(capacities_[0]), shapes_[0].columns)
                         : PyLong_FromLongLong(entries);
   if (shape == nullptr) throw py::error_already_set();
   const py::object shape_owner = py::reinterpret_steal<py::object>(shape);
@@ -504,7 +486,8 @@ py::object Results::finish(std::initializer_list<std::int64_t> rows) {
   std::array<py::object, kMostArrays> made;
   for (std::size_t i = 0; i < count_; ++i) {
     const std::int64_t n = rows.begin()[i];
-    const int columns = columns_[i];
+    const int columns = shapes_[i].columns;
+    const bool table = shapes_[i].table;
     switch (kind_) {
       case ArrayKind::torch: {
         const Torch& torch = imported_torch();
@@ -515,7 +498,7 @@ py::object Results::finish(std::initializer_list<std::int64_t> rows) {
         block_->strides[i][1] = 1;
         tensor.dl_tensor.data = storage(i);
         tensor.dl_tensor.device = {kDLCPU, 0};
-        tensor.dl_tensor.ndim = columns == 1 ? 1 : 2;
+        tensor.dl_tensor.ndim = shapes_[i].dimensions();
         tensor.dl_tensor.dtype = {static_cast<std::uint8_t>(kDLInt), static_cast<std::uint8_t>(8 * size_of(type_)), 1};
         tensor.dl_tensor.shape = block_->shapes[i];
         tensor.dl_tensor.strides = block_->strides[i];
@@ -540,7 +523,7 @@ py::object Results::finish(std::initializer_list<std::int64_t> rows) {
         PyObject* slice = PySequence_GetSlice(numpy_block_.ptr(), begin, end);
         if (slice == nullptr) throw py::error_already_set();
         made[i] = py::reinterpret_steal<py::object>(slice);
-        if (columns > 1 && count_ > 1) made[i] = made[i].attr("reshape")(n, columns);
+        if (table && count_ > 1) made[i] = made[i].attr("reshape")(n, columns);
         break;
       }
       case ArrayKind::lists: {
@@ -551,7 +534,7 @@ py::object Results::finish(std::initializer_list<std::int64_t> rows) {
         py::list list(static_cast<std::size_t>(n));
         for (std::int64_t r = 0; r < n; ++r) {
           PyObject* entry = nullptr;
-          if (columns == 1) {
+          if (!table) {
             entry = item(r);
           } else {
             entry = PyList_New(columns);
@@ -579,11 +562,11 @@ py::object Results::finish(std::initializer_list<std::int64_t> rows) {
   return py::reinterpret_steal<py::object>(tuple);
 }
 
-OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, int columns) : columns_(columns) {
+OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, Shape shape) : columns_(shape.columns) {
   const char* wanted = type == IntType::int32 ? "a writable int32 CPU tensor or numpy array"
                                               : "a writable int64 CPU tensor or numpy array";
   if (is_tensor(value)) {
-    const TensorMemory memory = tensor_memory(value, name, type, columns, wanted);
+    const TensorMemory memory = tensor_memory(value, name, type, shape, wanted);
     data_ = memory.data;
     rows_ = memory.rows;
     tensor_ = true;
@@ -597,9 +580,9 @@ OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, int colum
                " is read-only or not contiguous)");
   }
   holds_buffer_ = true;
-  const bool shaped = buffer_.ndim == (columns == 1 ? 1 : 2) && (columns == 1 || buffer_.shape[1] == columns);
+  const bool shaped = buffer_.ndim == shape.dimensions() && (!shape.table || buffer_.shape[1] == shape.columns);
   if (!has_type(buffer_, type) || !shaped) {
-    type_error(std::string(name) + " must be a " + dtype_name(type) + " array " + shape_wanted(columns) + ", not a " +
+    type_error(std::string(name) + " must be a " + dtype_name(type) + " array " + shape_wanted(shape) + ", not a " +
                describe_buffer(buffer_, value));
   }
   data_ = buffer_.buf;

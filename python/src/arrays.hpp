@@ -33,6 +33,16 @@ ArrayKind array_kind(const std::string& name);
 // any is a buffer, else lists.
 ArrayKind kind_of_results(std::initializer_list<ArrayKind> inputs);
 
+// An array's shape past its rows: a vector (1-D), or a table of `columns`
+// (2-D, even of one column, as vLLM's .view(rows, -1) gives it; 0 columns: any
+// width, for an input).
+struct Shape {
+  int columns = 1;
+  bool table = false;
+  static constexpr Shape table_of(int columns) { return {columns, true}; }
+  int dimensions() const { return table ? 2 : 1; }
+};
+
 // The integers of one input argument: a view of a tensor's or a buffer's
 // memory (no copy), or the values of a list or tuple of ints, copied wide (they
 // may lie outside int32, to be named by validation).
@@ -63,6 +73,8 @@ class InputArray {
   std::int64_t columns() const { return columns_; }  // 1, or a table's width
 
  private:
+  InputArray(py::handle value, const char* argument, int dimensions, bool int64_allowed);
+  void copy_rows(py::handle value, const char* argument);
   ArrayKind kind_ = ArrayKind::lists;
   IntType type_ = IntType::int64;
   bool copied_ = false;
@@ -80,20 +92,20 @@ class InputArray {
 std::int64_t to_int64(py::handle value, const char* argument);
 
 // New results, made in one allocation: `capacities` arrays of one integer type,
-// each `columns` wide (1, or k for (N, k) arrays), written in place and then
+// each of its `shapes` (1-D unless given), written in place and then
 // handed to Python as tensors, numpy arrays or lists of their final lengths.
 class Results {
  public:
   static constexpr std::size_t kMostArrays = 6;
   Results(ArrayKind kind, IntType type, std::initializer_list<std::int64_t> capacities,
-          std::initializer_list<int> columns = {});
+          std::initializer_list<Shape> shapes = {});
   Results(const Results&) = delete;
   Results& operator=(const Results&) = delete;
   ~Results();
 
   template <typename Int>
   std::span<Int> array(std::size_t i) const {
-    return {static_cast<Int*>(storage(i)), static_cast<std::size_t>(capacities_[i] * columns_[i])};
+    return {static_cast<Int*>(storage(i)), static_cast<std::size_t>(capacities_[i] * shapes_[i].columns)};
   }
   // Each array shortened to `rows[i]` rows, as Python objects (a tuple when
   // there are several arrays, else the one array).
@@ -105,7 +117,7 @@ class Results {
   IntType type_;
   std::size_t count_ = 0;                              // arrays
   std::array<std::int64_t, kMostArrays> capacities_{};  // rows of each
-  std::array<int, kMostArrays> columns_{};
+  std::array<Shape, kMostArrays> shapes_{};
   std::array<std::int64_t, kMostArrays> offsets_{};    // of each array in the block, in entries
   struct Block;
   Block* block_ = nullptr;             // torch and lists: our allocation
@@ -115,10 +127,10 @@ class Results {
 };
 
 // A caller's buffer results are written into (`out=`): a writable, C-contiguous
-// CPU tensor or buffer of `type`, 1-D, or (rows, k) for `columns` k > 1; TypeError naming `name` otherwise.
+// CPU tensor or buffer of `type` and `shape` (1-D, or (rows, k) for a table of k); TypeError naming `name` otherwise.
 class OutBuffer {
  public:
-  OutBuffer(py::handle value, const char* name, IntType type, int columns = 1);
+  OutBuffer(py::handle value, const char* name, IntType type, Shape shape = {});
   OutBuffer(const OutBuffer&) = delete;
   OutBuffer& operator=(const OutBuffer&) = delete;
   ~OutBuffer();

@@ -66,6 +66,18 @@ def test_writes_into_buffers_sized_once():
 def test_gives_a_local_table_of_one_column_when_the_chunk_is_one_page(make):
     local = chunkmeta.local_attention_block_table(make([[0, 1, 2], [3, 4, 5]]), [1, 0], [1, 2], 2, 2)
     assert (local if isinstance(local, list) else local.tolist()) == [[4], [2]]
+    if make is not list:
+        into = make([[-1], [-1]])
+        assert chunkmeta.local_attention_block_table(make([[0, 1, 2], [3, 4, 5]]), [1, 0], [1, 2], 2, 2, out=into) == 2
+        assert into.tolist() == [[4], [2]]
+
+
+@pytest.mark.parametrize("table, says", [([1, 2], "its row 0 is int"), ([[1, 2], [3]], r"rows of one length \(2\), not 1"),
+                                         (np.zeros(4, dtype=np.int32), "must be a 2-D int32 array"),
+                                         (torch.zeros(4, dtype=torch.int32), "must be 2-D")])
+def test_refuses_a_block_table_that_is_not_a_table(table, says):
+    with pytest.raises(TypeError, match=says):
+        chunkmeta.local_attention_block_table(table, [0], [0], 4, 2)
 
 
 def test_names_the_broken_rule():

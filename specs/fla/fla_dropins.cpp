@@ -54,7 +54,7 @@ py::object prepare_chunk_indices(py::handle cu_seqlens, py::handle chunk_size, p
                                   [&] { return fla::chunk_indices_into(view, buffer); });
     };
     if (!out.is_none()) {
-      const OutBuffer buffer(out, "out (chunk_indices)", type, 2);
+      const OutBuffer buffer(out, "out (chunk_indices)", type, Shape::table_of(2));
       refuse_overlaps({region(buffer.entries<Int>(), "out (chunk_indices)")}, {region(view.cu_seqlens, "cu_seqlens")});
       const auto written = write(buffer.entries<Int>());
       if (!written.ok()) raise_invalid(written.error());
@@ -63,7 +63,7 @@ py::object prepare_chunk_indices(py::handle cu_seqlens, py::handle chunk_size, p
     const auto sizes = fla::output_sizes(view);
     if (!sizes.ok()) raise_invalid(sizes.error());
     const std::int64_t rows = sizes.value().chunks;
-    Results results(cu.values.kind(), type, {rows}, {2});
+    Results results(cu.values.kind(), type, {rows}, {Shape::table_of(2)});
     const auto written = write(results.array<Int>(0));
     if (!written.ok()) raise_invalid(written.error());
     return cu.placed(results.finish({rows}));

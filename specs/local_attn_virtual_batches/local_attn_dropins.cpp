@@ -59,25 +59,6 @@ int pages_of(std::int64_t A, std::int64_t P) {
   return P >= 1 && A >= P && A % P == 0 && A <= kMaxValue ? static_cast<int>(A / P) : 1;
 }
 
-// A (V, pages) result as vLLM's .view(virtual_batches, -1) gives it: a result
-// of one column comes back 1-D from Results, and is made (V, 1).
-py::object as_table(py::object local, ArrayKind kind, std::int64_t V, int pages) {
-  if (pages > 1) return local;
-  if (kind != ArrayKind::lists) return local.attr("reshape")(V, 1);
-  py::list rows;
-  for (const auto entry : local) {
-    py::list row;
-    row.append(entry);
-    rows.append(row);
-  }
-  return rows;
-}
-
-// A caller's (V, pages) buffer as OutBuffer reads it: one of a single column through its 1-D view.
-py::object table_view(py::handle out, int pages) {
-  return pages == 1 && py::hasattr(out, "reshape") ? out.attr("reshape")(-1) : py::reinterpret_borrow<py::object>(out);
-}
-
 template <typename Int>
 Result<local_attn::Sizes> write_batches(const local_attn::BasicView<Int>& view, const local_attn::Buffers& out) {
   return without_gil_if_large(static_cast<std::int64_t>(5 * out.seqlens_k_local.size()),
@@ -97,7 +78,7 @@ py::object batches_view(const local_attn::BasicView<Int>& view, ArrayKind kind, 
     results.emplace(kind, IntType::int32, std::initializer_list<std::int64_t>{V + 1, V, V, V, V});
   } else {
     results.emplace(kind, IntType::int32, std::initializer_list<std::int64_t>{V + 1, V, V, V, V, V},
-                    std::initializer_list<int>{1, 1, 1, 1, 1, pages});
+                    std::initializer_list<Shape>{{}, {}, {}, {}, {}, Shape::table_of(pages)});
   }
   const auto written = write_batches(view, {results->array<std::int32_t>(0), results->array<std::int32_t>(1),
                                             results->array<std::int32_t>(2), results->array<std::int32_t>(3),
@@ -107,8 +88,7 @@ py::object batches_view(const local_attn::BasicView<Int>& view, ArrayKind kind, 
   const auto gathered = table->gather(view.attn_chunk_size, view.block_size, results->array<std::int32_t>(3),
                                       results->array<std::int32_t>(4), results->array<std::int32_t>(5));
   if (!gathered.ok()) raise_invalid(gathered.error());
-  const py::tuple all(results->finish({V + 1, V, V, V, V, V}));
-  return py::make_tuple(all[0], all[1], all[2], all[3], all[4], as_table(all[5], kind, V, pages));
+  return results->finish({V + 1, V, V, V, V, V});
 }
 
 // out=: five int32 buffers in the outputs' order (six with a block table: the
@@ -130,11 +110,7 @@ py::object batches_into_buffers(const local_attn::BasicView<Int>& view, py::hand
   const OutBuffer b4(given[4], kOutputNames[4], IntType::int32);
   const int pages = pages_of(view.attn_chunk_size, view.block_size);
   std::optional<OutBuffer> b5;
-  py::object local_view;
-  if (table != nullptr) {
-    local_view = table_view(given[5], pages);
-    b5.emplace(local_view, "out[5] (block_table_local)", IntType::int32, pages);
-  }
+  if (table != nullptr) b5.emplace(given[5], "out[5] (block_table_local)", IntType::int32, Shape::table_of(pages));
   const std::span<std::int32_t> local = b5 ? b5->entries<std::int32_t>() : std::span<std::int32_t>();
   refuse_overlaps({region(b0.entries<std::int32_t>(), kOutputNames[0]), region(b1.entries<std::int32_t>(), kOutputNames[1]),
                    region(b2.entries<std::int32_t>(), kOutputNames[2]), region(b3.entries<std::int32_t>(), kOutputNames[3]),
@@ -191,8 +167,7 @@ py::object local_attention_block_table(py::handle block_table, py::handle virtua
   const auto V = static_cast<std::int64_t>(rows.size());
   const int pages = pages_of(A, P);
   if (!out.is_none()) {
-    const py::object view = table_view(out, pages);
-    const OutBuffer buffer(view, "out (block_table_local)", IntType::int32, pages);
+    const OutBuffer buffer(out, "out (block_table_local)", IntType::int32, Shape::table_of(pages));
     refuse_overlaps({region(buffer.entries<std::int32_t>(), "out (block_table_local)")},
                     {region(table.entries, "block_table")});
     const auto written = table.gather(A, P, rows, starts, buffer.entries<std::int32_t>());
@@ -200,10 +175,10 @@ py::object local_attention_block_table(py::handle block_table, py::handle virtua
     return py::int_(written.value());
   }
   const ArrayKind kind = table.values.kind();
-  Results results(kind, IntType::int32, {V}, {pages});
+  Results results(kind, IntType::int32, {V}, {Shape::table_of(pages)});
   const auto written = table.gather(A, P, rows, starts, results.array<std::int32_t>(0));
   if (!written.ok()) raise_invalid(written.error());
-  return as_table(results.finish({V}), kind, V, pages);
+  return results.finish({V});
 }
 
 const Signature kBatchesSignature{"local_attention_virtual_batches",
