@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "chunkmeta/types.hpp"
 
@@ -28,6 +29,19 @@ Error first_broken_rule(const BasicWorkloadView<Int>& workload) noexcept;
 // The chunk cap in force, and the error for a workload above it.
 std::int64_t chunk_cap(const Limits& limits) noexcept;
 Error output_too_large(std::int64_t chunks, std::int64_t cap) noexcept;
+
+// A caller's buffer `field` of `have` entries where the output needs `need`.
+inline Error buffer_too_small(std::string_view field, std::int64_t have, std::int64_t need) noexcept {
+  return Error{ErrorCode::output_buffer_too_small, field, Error::kNoIndex, have, need};
+}
+
+// max_output_sizes' engine limits: neither the tokens nor the rows (named `rows_field`) negative.
+inline std::optional<Error> check_engine_limits(std::int64_t max_tokens, std::int64_t max_rows,
+                                                std::string_view rows_field = "max_rows") noexcept {
+  if (max_tokens < 0) return Error{ErrorCode::negative_value, "max_tokens", Error::kNoIndex, max_tokens, 0};
+  if (max_rows < 0) return Error{ErrorCode::negative_value, rows_field, Error::kNoIndex, max_rows, 0};
+  return std::nullopt;
+}
 
 // All rules plus the cap; the exact output sizes on success.
 template <typename Int>

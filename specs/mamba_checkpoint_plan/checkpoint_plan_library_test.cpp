@@ -118,12 +118,18 @@ TEST(CheckpointPlan, MaxOutputSizesHoldEveryStepWithinTheEnginesLimits) {
   EXPECT_EQ(max_output_sizes(-1, 4, 4, 8).error().field, "max_tokens");
 }
 
-TEST(CheckpointPlan, TheInt32ViewGivesWhatTheInt64ViewGives) {
+TEST(CheckpointPlan, TheInt32ViewPlansAndRejectsAsTheInt64ViewDoes) {
   const std::vector<std::int32_t> c{0, 6, 16, 3};
   const std::vector<std::int32_t> q{5, 25, 38, 41, 41};
   const I c64(c.begin(), c.end());
   const I q64(q.begin(), q.end());
   EXPECT_EQ(plan(View32{4, 8, c, q}).value(), plan(View64{4, 8, c64, q64}).value());
+  EXPECT_FALSE(validate(View32{4, 8, c, q}).has_value());
+  const auto rejected32 = validate(View32{4, 6, c, q});
+  const auto rejected64 = validate(View64{4, 6, c64, q64});
+  ASSERT_TRUE(rejected32.has_value() && rejected64.has_value());
+  EXPECT_EQ(rejected32->code, ErrorCode::not_a_multiple);
+  EXPECT_EQ(rejected32->field, rejected64->field);
 }
 
 }  // namespace

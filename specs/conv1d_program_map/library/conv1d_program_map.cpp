@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "checked_sizes.hpp"
-#include "row_math.hpp"
+#include "offsets.hpp"
 
 namespace chunkmeta::conv1d {
 namespace {
@@ -17,11 +17,6 @@ constexpr std::string_view kBatchPtr = "batch_ptr";
 constexpr std::string_view kTokenChunkOffsetPtr = "token_chunk_offset_ptr";
 
 // An entry in [0, 2^31-1]: as unsigned, a negative one is huge too.
-template <typename Int>
-bool in_range(Int value) noexcept {
-  return static_cast<std::uint64_t>(static_cast<std::int64_t>(value)) <= static_cast<std::uint64_t>(kMaxValue);
-}
-
 // Rules 1-2.
 template <typename Int>
 std::optional<Error> check_shape(const BasicView<Int>& view) noexcept {
@@ -31,47 +26,21 @@ std::optional<Error> check_shape(const BasicView<Int>& view) noexcept {
   return std::nullopt;
 }
 
-// Rule 3 broken at entry j, every entry before it in range and non-decreasing.
-template <typename Int>
-Error broken_entry(const BasicView<Int>& view, std::size_t j) noexcept {
-  const std::int64_t value = view.query_start_loc[j];
-  const auto index = static_cast<std::int64_t>(j);
-  if (value < 0) return Error{ErrorCode::negative_value, kQueryStartLoc, index, value, 0};
-  if (value > kMaxValue) return Error{ErrorCode::value_too_large, kQueryStartLoc, index, value, kMaxValue};
-  return Error{ErrorCode::query_start_loc_decreasing, kQueryStartLoc, index, value, view.query_start_loc[j - 1]};
-}
-
 // The program count of every row, in one pass that also checks rule 3:
 // `each(i, count, before)` is called per row while every entry so far is
 // valid, `before` the programs of the rows before it. Returns tot, or the
-// first broken rule. A row's length and block_m - 1 are below 2^31, so their
-// sum fits 32 unsigned bits exactly.
+// first broken rule.
 template <typename Int, typename Each>
 Result<std::int64_t> count_programs(const BasicView<Int>& view, Each&& each) noexcept {
   if (auto bad = check_shape(view)) return *bad;
-  const auto q = view.query_start_loc;
-  const detail::Divisor divisor(static_cast<std::uint32_t>(view.block_m));
-  const auto round_up = static_cast<std::uint32_t>(view.block_m - 1);
-  if (!in_range(q[0])) return broken_entry(view, 0);
-  std::int64_t total = 0;
-  for (std::size_t i = 0; i + 1 < q.size(); ++i) {
-    if (!in_range(q[i + 1]) || q[i + 1] < q[i]) return broken_entry(view, i + 1);
-    const auto length = static_cast<std::uint32_t>(q[i + 1] - q[i]);
-    const std::uint32_t count = divisor.quotient(length + round_up);
-    each(i, count, total);
-    total += count;
-  }
-  return total;
+  return detail::count_pieces(view.query_start_loc, view.block_m,
+                              {kQueryStartLoc, ErrorCode::query_start_loc_decreasing}, std::forward<Each>(each));
 }
 
 Error too_large(std::int64_t programs, const Limits& limits) noexcept {
   Error error = detail::output_too_large(programs, detail::chunk_cap(limits));
   error.field = kBatchPtr;
   return error;
-}
-
-Error too_small(std::string_view field, std::size_t have, std::int64_t need) noexcept {
-  return Error{ErrorCode::output_buffer_too_small, field, Error::kNoIndex, static_cast<std::int64_t>(have), need};
 }
 
 template <typename Int>
@@ -102,10 +71,11 @@ Result<Sizes> write_map(const BasicView<Int>& view, const Buffers& out, const Li
   if (!programs.ok()) return programs.error();
   const std::int64_t tot = programs.value();
   if (tot > detail::chunk_cap(limits)) return too_large(tot, limits);
-  if (!nums_fit) return too_small(kNums, out.nums.size(), static_cast<std::int64_t>(rows));
-  if (static_cast<std::int64_t>(out.batch_ptr.size()) < tot) return too_small(kBatchPtr, out.batch_ptr.size(), tot);
-  if (static_cast<std::int64_t>(out.token_chunk_offset_ptr.size()) < tot)
-    return too_small(kTokenChunkOffsetPtr, out.token_chunk_offset_ptr.size(), tot);
+  const auto size = [](std::span<std::int32_t> buffer) { return static_cast<std::int64_t>(buffer.size()); };
+  if (!nums_fit) return detail::buffer_too_small(kNums, size(out.nums), static_cast<std::int64_t>(rows));
+  if (size(out.batch_ptr) < tot) return detail::buffer_too_small(kBatchPtr, size(out.batch_ptr), tot);
+  if (size(out.token_chunk_offset_ptr) < tot)
+    return detail::buffer_too_small(kTokenChunkOffsetPtr, size(out.token_chunk_offset_ptr), tot);
   std::fill(out.batch_ptr.begin() + tot, out.batch_ptr.end(), kPadding);
   std::fill(out.token_chunk_offset_ptr.begin() + tot, out.token_chunk_offset_ptr.end(), kPadding);
   return Sizes{static_cast<std::int64_t>(rows), tot};
@@ -141,8 +111,7 @@ Result<Sizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, s
                                const Limits& limits) noexcept {
   const std::int64_t no_entries[] = {0};
   if (auto bad = check_shape(View64{no_entries, block_m})) return *bad;
-  if (max_tokens < 0) return Error{ErrorCode::negative_value, "max_tokens", Error::kNoIndex, max_tokens, 0};
-  if (max_rows < 0) return Error{ErrorCode::negative_value, "max_rows", Error::kNoIndex, max_rows, 0};
+  if (auto bad = detail::check_engine_limits(max_tokens, max_rows)) return *bad;
   // No valid input has more than 2^31-1 tokens or rows (query_start_loc's
   // entries are int32 values): clamped, every figure fits int64.
   const std::int64_t tokens = std::min(max_tokens, kMaxValue);

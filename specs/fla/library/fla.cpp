@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "checked_sizes.hpp"
-#include "row_math.hpp"
+#include "offsets.hpp"
 
 namespace chunkmeta::fla {
 namespace {
@@ -17,11 +17,6 @@ constexpr std::string_view kChunkIndices = "chunk_indices";
 constexpr std::string_view kChunkOffsets = "chunk_offsets";
 
 // An entry in [0, 2^31-1]: as unsigned, a negative one is huge too.
-template <typename Int>
-bool in_range(Int value) noexcept {
-  return static_cast<std::uint64_t>(static_cast<std::int64_t>(value)) <= static_cast<std::uint64_t>(kMaxValue);
-}
-
 // Rules 1-2.
 template <typename Int>
 std::optional<Error> check_shape(const BasicView<Int>& view) noexcept {
@@ -30,37 +25,14 @@ std::optional<Error> check_shape(const BasicView<Int>& view) noexcept {
   return std::nullopt;
 }
 
-// Rule 3 broken at entry j, every entry before it in range and non-decreasing:
-// out of range (negative or too large), else below the entry before.
-template <typename Int>
-Error broken_entry(const BasicView<Int>& view, std::size_t j) noexcept {
-  const std::int64_t value = view.cu_seqlens[j];
-  const auto index = static_cast<std::int64_t>(j);
-  if (value < 0) return Error{ErrorCode::negative_value, kCuSeqlens, index, value, 0};
-  if (value > kMaxValue) return Error{ErrorCode::value_too_large, kCuSeqlens, index, value, kMaxValue};
-  return Error{ErrorCode::cu_seqlens_decreasing, kCuSeqlens, index, value, view.cu_seqlens[j - 1]};
-}
-
 // The chunk count of every sequence, in one pass that also checks rule 3:
-// `each(i, count)` is called per sequence while every entry so far is valid.
-// Returns the total, or the first broken rule. Every length and C - 1 are
-// below 2^31, so len + C - 1 fits 32 unsigned bits exactly.
+// `each(i, count, before)` is called per sequence while every entry so far is
+// valid. Returns the total, or the first broken rule.
 template <typename Int, typename Each>
 Result<std::int64_t> count_chunks(const BasicView<Int>& view, Each&& each) noexcept {
   if (auto bad = check_shape(view)) return *bad;
-  const auto cu = view.cu_seqlens;
-  const detail::Divisor divisor(static_cast<std::uint32_t>(view.chunk_size));
-  const auto round_up = static_cast<std::uint32_t>(view.chunk_size - 1);
-  if (!in_range(cu[0])) return broken_entry(view, 0);
-  std::int64_t total = 0;
-  for (std::size_t i = 0; i + 1 < cu.size(); ++i) {
-    if (!in_range(cu[i + 1]) || cu[i + 1] < cu[i]) return broken_entry(view, i + 1);
-    const auto length = static_cast<std::uint32_t>(cu[i + 1] - cu[i]);
-    const std::uint32_t count = divisor.quotient(length + round_up);
-    each(i, count, total);
-    total += count;
-  }
-  return total;
+  return detail::count_pieces(view.cu_seqlens, view.chunk_size, {kCuSeqlens, ErrorCode::cu_seqlens_decreasing},
+                              std::forward<Each>(each));
 }
 
 std::int64_t chunk_cap(const Limits& limits) noexcept { return detail::chunk_cap(limits); }
@@ -69,10 +41,6 @@ Error too_large(std::int64_t chunks, const Limits& limits) noexcept {
   Error error = detail::output_too_large(chunks, chunk_cap(limits));
   error.field = kChunkIndices;
   return error;
-}
-
-Error too_small(std::string_view field, std::int64_t have, std::int64_t need) noexcept {
-  return Error{ErrorCode::output_buffer_too_small, field, Error::kNoIndex, have, need};
 }
 
 template <typename Int>
@@ -113,7 +81,7 @@ Result<std::int64_t> indices_into(const BasicView<Int>& view, std::span<Out> out
   });
   if (!chunks.ok()) return chunks.error();
   if (chunks.value() > chunk_cap(limits)) return too_large(chunks.value(), limits);
-  if (chunks.value() > rows_room) return too_small(kChunkIndices, static_cast<std::int64_t>(out.size()), 2 * chunks.value());
+  if (chunks.value() > rows_room) return detail::buffer_too_small(kChunkIndices, static_cast<std::int64_t>(out.size()), 2 * chunks.value());
   return chunks.value();
 }
 
@@ -127,7 +95,7 @@ Result<std::int64_t> offsets_into(const BasicView<Int>& view, std::span<std::int
   });
   if (!chunks.ok()) return chunks.error();
   if (chunks.value() > chunk_cap(limits)) return too_large(chunks.value(), limits);
-  if (!fits) return too_small(kChunkOffsets, static_cast<std::int64_t>(out.size()), entries);
+  if (!fits) return detail::buffer_too_small(kChunkOffsets, static_cast<std::int64_t>(out.size()), entries);
   data[0] = 0;
   return entries;
 }
@@ -168,8 +136,7 @@ Result<Sizes> output_sizes(const View64& view, const Limits& limits) { return si
 Result<Sizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_sequences, std::int64_t chunk_size,
                                const Limits& limits) noexcept {
   if (auto bad = detail::check_chunk_size(chunk_size)) return *bad;
-  if (max_tokens < 0) return Error{ErrorCode::negative_value, "max_tokens", Error::kNoIndex, max_tokens, 0};
-  if (max_sequences < 0) return Error{ErrorCode::negative_value, "max_sequences", Error::kNoIndex, max_sequences, 0};
+  if (auto bad = detail::check_engine_limits(max_tokens, max_sequences, "max_sequences")) return *bad;
   // No valid input has more than 2^31-1 tokens; more sequences than the cap
   // leave N below it but B + 1 offsets above any buffer: clamped, both fit int64.
   const std::int64_t tokens = std::min(max_tokens, kMaxValue);

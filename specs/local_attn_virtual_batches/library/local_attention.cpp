@@ -141,8 +141,7 @@ Result<Sizes> write_batches(const BasicView<Int>& view, const Buffers& out, cons
   for (std::size_t b = 0; b < 5; ++b) {
     const std::int64_t needed = b == 0 ? V + 1 : V;
     if (static_cast<std::int64_t>(buffers[b].size()) < needed)
-      return Error{ErrorCode::output_buffer_too_small, kOutputNames[b], Error::kNoIndex,
-                   static_cast<std::int64_t>(buffers[b].size()), needed};
+      return detail::buffer_too_small(kOutputNames[b], static_cast<std::int64_t>(buffers[b].size()), needed);
   }
   const auto& q = view.query_start_loc;
   out.cu_seqlens_q_local[static_cast<std::size_t>(V)] = static_cast<std::int32_t>(q[q.size() - 1] - q[0]);
@@ -193,8 +192,7 @@ Result<Sizes> output_sizes(const View64& view, const Limits& limits) noexcept { 
 Result<Sizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, std::int64_t attn_chunk_size,
                                std::int64_t block_size, const Limits& limits) noexcept {
   if (auto bad = check_sizes(attn_chunk_size, block_size)) return *bad;
-  if (max_tokens < 0) return Error{ErrorCode::negative_value, "max_tokens", Error::kNoIndex, max_tokens, 0};
-  if (max_rows < 0) return Error{ErrorCode::negative_value, "max_rows", Error::kNoIndex, max_rows, 0};
+  if (auto bad = detail::check_engine_limits(max_tokens, max_rows)) return *bad;
   // Every row has a token: no more rows than tokens, no more tokens than 2^31-1.
   const std::int64_t tokens = std::min(max_tokens, kMaxValue);
   const std::int64_t rows = std::min(max_rows, tokens);
@@ -310,8 +308,7 @@ Result<std::int64_t> gather_block_table(std::int64_t attn_chunk_size, std::int64
   }
   const std::int64_t pages = attn_chunk_size / block_size;
   if (static_cast<std::int64_t>(out.size()) < V * pages)
-    return Error{ErrorCode::output_buffer_too_small, "block_table_local", Error::kNoIndex,
-                 static_cast<std::int64_t>(out.size()), V * pages};
+    return detail::buffer_too_small("block_table_local", static_cast<std::int64_t>(out.size()), V * pages);
   // block_indices = (block_starts[:, None] + np.arange(pages)).clip(max=columns - 1); block_table[batch_indices, block_indices]:
   // the columns within the table copied as one run, the clipped rest the row's last column.
   for (std::int64_t v = 0; v < V; ++v) {

@@ -28,12 +28,10 @@ Result<OutputSizes> write_checked(const BasicWorkloadView<Int>& workload, const 
   const std::int64_t chunks = written.chunks;
   if (chunks > detail::chunk_cap(limits)) return detail::output_too_large(chunks, detail::chunk_cap(limits));
   const OutputSizes need{chunks + 1, chunks, rows};
-  const auto too_small = [](std::string_view field, std::int64_t have, std::int64_t want) {
-    return Error{ErrorCode::output_buffer_too_small, field, Error::kNoIndex, have, want};
-  };
-  if (cu_size < need.cu_chunk_seqlen) return too_small("cu_chunk_seqlen", cu_size, need.cu_chunk_seqlen);
-  if (seq_size < need.seq_idx) return too_small("seq_idx", seq_size, need.seq_idx);
-  if (last_size < need.last_chunk_indices) return too_small("last_chunk_indices", last_size, need.last_chunk_indices);
+  using detail::buffer_too_small;
+  if (cu_size < need.cu_chunk_seqlen) return buffer_too_small("cu_chunk_seqlen", cu_size, need.cu_chunk_seqlen);
+  if (seq_size < need.seq_idx) return buffer_too_small("seq_idx", seq_size, need.seq_idx);
+  if (last_size < need.last_chunk_indices) return buffer_too_small("last_chunk_indices", last_size, need.last_chunk_indices);
   return need;
 }
 

@@ -155,8 +155,7 @@ std::optional<Error> validate(const Workload& workload, const Limits& limits) {
 Result<OutputSizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size,
                                      const Limits& limits) noexcept {
   if (auto bad = detail::check_chunk_size(chunk_size)) return *bad;
-  if (max_tokens < 0) return Error{ErrorCode::negative_value, "max_tokens", Error::kNoIndex, max_tokens, 0};
-  if (max_rows < 0) return Error{ErrorCode::negative_value, "max_rows", Error::kNoIndex, max_rows, 0};
+  if (auto bad = detail::check_engine_limits(max_tokens, max_rows)) return *bad;
   // No valid workload has more than 2^31-1 tokens; more than 2^31 rows is
   // above the cap either way. Clamped there, every product below fits int64.
   const std::int64_t tokens = std::min(max_tokens, kMaxValue);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "checked_sizes.hpp"
 #include "chunkmeta/chunkmeta.hpp"
 
 namespace chunkmeta::checkpoint {
@@ -86,10 +87,6 @@ Result<Sizes> sizes_of(const BasicView<Int>& view, const Limits& limits) noexcep
   return sizes;
 }
 
-Error too_small(std::string_view field, std::size_t have, std::int64_t need) noexcept {
-  return Error{ErrorCode::output_buffer_too_small, field, Error::kNoIndex, static_cast<std::int64_t>(have), need};
-}
-
 // The first buffer shorter than its output, or nullopt.
 std::optional<Error> short_buffer(const Buffers& out, const Sizes& sizes) noexcept {
   const std::pair<std::string_view, std::span<std::int32_t>> per_row[] = {
@@ -97,12 +94,12 @@ std::optional<Error> short_buffer(const Buffers& out, const Sizes& sizes) noexce
       {"block_idx_first_scheduled_token", out.block_idx_first_scheduled_token},
       {"block_idx_last_scheduled_token", out.block_idx_last_scheduled_token}};
   for (const auto& [name, buffer] : per_row) {
-    if (static_cast<std::int64_t>(buffer.size()) < sizes.rows) return too_small(name, buffer.size(), sizes.rows);
+    if (static_cast<std::int64_t>(buffer.size()) < sizes.rows) return detail::buffer_too_small(name, static_cast<std::int64_t>(buffer.size()), sizes.rows);
   }
   const std::pair<std::string_view, std::span<std::int32_t>> per_write[] = {
       {"write_row", out.write_row}, {"write_block", out.write_block}, {"write_chunk", out.write_chunk}};
   for (const auto& [name, buffer] : per_write) {
-    if (static_cast<std::int64_t>(buffer.size()) < sizes.writes) return too_small(name, buffer.size(), sizes.writes);
+    if (static_cast<std::int64_t>(buffer.size()) < sizes.writes) return detail::buffer_too_small(name, static_cast<std::int64_t>(buffer.size()), sizes.writes);
   }
   return std::nullopt;
 }
@@ -170,11 +167,9 @@ Result<Sizes> plan_into(const View32& view, const Buffers& out, const Limits& li
 
 Result<Sizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size,
                                std::int64_t block_size) noexcept {
-  if (chunk_size < 1) return Error{ErrorCode::chunk_size_not_positive, "chunk_size", Error::kNoIndex, chunk_size, 0};
-  if (chunk_size > kMaxValue) return Error{ErrorCode::value_too_large, "chunk_size", Error::kNoIndex, chunk_size, kMaxValue};
+  if (auto bad = detail::check_chunk_size(chunk_size)) return *bad;
   if (auto error = check_block_size(block_size, chunk_size)) return *error;
-  if (max_tokens < 0) return Error{ErrorCode::negative_value, "max_tokens", Error::kNoIndex, max_tokens, 0};
-  if (max_rows < 0) return Error{ErrorCode::negative_value, "max_rows", Error::kNoIndex, max_rows, 0};
+  if (auto bad = detail::check_engine_limits(max_tokens, max_rows)) return *bad;
   // A row of n tokens crosses at most (n - 1) / M + 1 boundaries and writes once more; only rows with tokens write.
   const std::int64_t tokens = std::min(max_tokens, kMaxValue);
   const std::int64_t rows = std::min(max_rows, kMaxValue + 1);
