@@ -1,16 +1,16 @@
-#include "specs_command.hpp"
-
+// `chunkmeta specs`: the specs this build knows, as people read them or (--json)
+// as programs do (the Python adapter's calling convention comes from it).
 #include <iostream>
 #include <string>
 
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/properties/tables.hpp"
+#include "cli.hpp"
 
 namespace chunkmeta::cli {
 namespace {
 
 using harness::Json;
-using harness::Spec;
 
 // The description (inputs, outputs), and what a run of the spec offers:
 // its built-in implementations, properties and edge classes.
@@ -33,14 +33,12 @@ std::string signature_of(const Spec& spec) {
   return "(" + inputs + ") -> " + (spec.outputs().size() == 1 ? outputs : "(" + outputs + ")");
 }
 
-}  // namespace
-
 int list_specs(bool as_json) {
   if (as_json) {
     Json all = Json::array();
     for (const Spec* spec : harness::all_specs()) all.push_back(spec_json(*spec));
     std::cout << harness::dump_line(all) << "\n";
-    return 0;
+    return kExitOk;
   }
   for (const Spec* spec : harness::all_specs()) {
     std::cout << spec->name() << (spec == &harness::default_spec() ? " (default)" : "") << "\n"
@@ -48,7 +46,19 @@ int list_specs(bool as_json) {
               << "  fn" << signature_of(*spec) << "\n"
               << "  built in: " << spec->builtin_names() << "\n";
   }
-  return 0;
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_specs_command(CLI::App& app) {
+  auto as_json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("specs", "List the specs this build knows: each one's inputs in the engine's "
+                                          "order, its outputs and its built-in implementations.");
+  cmd->add_flag("--json", *as_json,
+                "One JSON array: each spec's name, summary, inputs (name, kind, slot, dtypes), outputs (name, "
+                "columns, dtype), builtins, properties and edge classes");
+  return {cmd, [as_json] { return list_specs(*as_json); }};
 }
 
 }  // namespace chunkmeta::cli
