@@ -1,0 +1,73 @@
+// The process side of running a program under test: the guard forked
+// between the harness and each implementation (a child subreaper that kills
+// everything the implementation starts), the lifeline that ends every guard
+// when the harness ends however it ends, and the little a child and its
+// harness share (its environment, how an exit status reads).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace chunkmeta::harness::process {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A write to a process that has died must be an error we handle, not a
+// SIGPIPE that ends the harness.
+void ignore_sigpipe_once();
+
+// "exited with status 3", "killed by signal 9 (SIGKILL)".
+std::string describe_status(int status);
+
+// The last `limit` bytes of everything appended, cut at a line start.
+class Tail {
+ public:
+  explicit Tail(std::size_t limit) : limit_(limit) {}
+  void append(const char* data, std::size_t size) {
+    text_.append(data, size);
+    if (text_.size() > 2 * limit_) text_.erase(0, text_.size() - limit_);
+  }
+  std::string text() const {
+    std::string t = text_.size() > limit_ ? text_.substr(text_.size() - limit_) : text_;
+    if (text_.size() > limit_) {
+      const auto nl = t.find('\n');
+      t = "..." + (nl == std::string::npos ? t : t.substr(nl + 1));
+    }
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    return t;
+  }
+  void clear() { text_.clear(); }
+
+ private:
+  std::size_t limit_;
+  std::string text_;
+};
+
+// The read end of a pipe whose write end only this process holds (close-on-
+// exec, never closed): when this process ends, however it ends (a SIGKILL from
+// a CI runner's time limit included), every guard sees end-of-file on it and
+// kills the implementation it guards. -1 if the pipe could not be made.
+int lifeline();
+
+// Runs in the forked guard, the process group's leader and a child subreaper:
+// waits for the implementation (`child`), kills every descendant it left, then
+// ends the way the implementation ended. When the harness is gone (end-of-file
+// on the lifeline, fd 3) or asks it to stop (end-of-file on its control pipe,
+// fd 4), it kills the implementation and every descendant first. Only
+// async-signal-safe calls: the harness forks it with threads running.
+[[noreturn]] void guard(pid_t child);
+
+// The environment of every program started: ours, offering the binary answer
+// and describing every spec (so a program that serves any spec, like the
+// Python adapter, calls its function as the request's spec says).
+std::vector<std::string> child_environment();
+
+}  // namespace chunkmeta::harness::process
