@@ -99,8 +99,8 @@ fuzz() {
 coverage() {
   tools/coverage.sh > "$work/coverage.log" 2>&1
   echo '```'
-  awk '/^=== library coverage/ {print; show = 1; next} show && /^(Filename|---|TOTAL|specs\/)/ {print}
-       /^lines:|^branches:/ {print}' "$work/coverage.log"
+  awk '/^=== library coverage/ {print; show = 1; next} show && /^(Filename|---|TOTAL|specs\/|lib\/)/ {print}
+       /^lines:|^branches:|profiles skipped/ {print}' "$work/coverage.log"
   echo '```'
 }
 
@@ -122,6 +122,8 @@ declare -A printers=([library]=library [python]=python_figures [throughput]=thro
                      [fuzz]=fuzz [coverage]=coverage)
 
 [ ${#sections[@]} -eq 0 ] && sections=("${all_sections[@]}")
+# What is measured is the tree as it is now: a commit made while the sections run is not it.
+measured="Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/results.md' || echo ' (with local changes)'), $(date -u '+%Y-%m-%d %H:%M UTC')"
 for name in "${sections[@]}"; do
   [ -n "${titles[$name]:-}" ] || { echo "unknown section $name" >&2; exit 2; }
   section "$name" "${titles[$name]}" "${hows[$name]}" "${printers[$name]}"
@@ -130,7 +132,7 @@ done
 {
   echo "# Measured figures"
   echo
-  echo "Written by \`tools/results.sh\`; do not edit by hand. Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/results.md' || echo ' (with local changes)'), $(date -u '+%Y-%m-%d %H:%M UTC')."
+  echo "Written by \`tools/results.sh\`; do not edit by hand. $measured."
   echo "Machine: $(machine)."
   echo
   for name in "${all_sections[@]}"; do
