@@ -183,11 +183,20 @@ TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type
   const PyObject* expected = type == IntType::int32 ? torch.int32.object : torch.int64.object;
   if (attribute(tensor, n.dtype).ptr() != expected || attribute(tensor, n.is_cpu).ptr() != Py_True)
     wrong_tensor(tensor, argument, wanted, type);
-  const long ndim = PyLong_AsLong(attribute(tensor, n.ndim).ptr());
-  const std::int64_t width = ndim == 2 ? py::tuple(attribute(tensor, n.shape))[1].cast<std::int64_t>() : 1;
+  // One read of the shape (a torch.Size, a tuple) gives the dimensions and the entries.
+  const py::object sizes = attribute(tensor, n.shape);
+  if (!PyTuple_Check(sizes.ptr())) type_error(std::string(argument) + " has a shape that is not a tuple");
+  const Py_ssize_t ndim = PyTuple_GET_SIZE(sizes.ptr());
+  const auto size = [&](Py_ssize_t d) {
+    const long long value = PyLong_AsLongLong(PyTuple_GET_ITEM(sizes.ptr(), d));
+    if (value < 0) throw py::error_already_set();
+    return static_cast<std::int64_t>(value);
+  };
+  const std::int64_t width = ndim == 2 ? size(1) : 1;
   if (ndim != shape.dimensions() || (shape.columns > 0 && width != shape.columns)) {
     type_error(std::string(argument) + " must be " + shape_wanted(shape) + ", not of shape " + shape_of(tensor));
   }
+  const std::int64_t rows = size(0);
   // A sparse tensor says it is contiguous; its data pointer is what it refuses.
   PyObject* self = tensor.ptr();
   PyObject* contiguous = PyObject_VectorcallMethod(n.is_contiguous, &self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
@@ -206,11 +215,8 @@ TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type
   memory.data = PyLong_AsVoidPtr(address);
   Py_DECREF(address);
   if (memory.data == nullptr && PyErr_Occurred()) throw py::error_already_set();
-  // numel(), not len(): a tensor's __len__ is Python code (torch/_tensor.py).
-  const long long entries = PyLong_AsLongLong(call_method(tensor, n.numel).ptr());
-  if (entries < 0) throw py::error_already_set();
   memory.columns = width;
-  memory.rows = width == 0 ? 0 : entries / width;
+  memory.rows = width == 0 ? 0 : rows;
   return memory;
 }
 
@@ -323,16 +329,18 @@ InputArray::InputArray(py::handle value, const char* argument, bool int64_allowe
 InputArray::InputArray(py::handle value, const char* argument, Table) : InputArray(value, argument, 2, false) {}
 
 InputArray::InputArray(py::handle value, const char* argument, int dimensions, bool int64_allowed) {
+  // Words for the errors only: no string is built on the way to a result.
   const bool table = dimensions == 2;
-  const std::string types = int64_allowed ? "int32 or int64" : "int32";
-  const std::string shape = table ? "2-D" : "1-D";
+  const char* types = int64_allowed ? "int32 or int64" : "int32";
+  const char* shape = table ? "2-D" : "1-D";
   if (is_tensor(value)) {
     kind_ = ArrayKind::torch;
     owner_ = py::reinterpret_borrow<py::object>(value);
     type_ = int64_allowed && attribute(value, names().dtype).ptr() == loaded_torch()->int64.object ? IntType::int64
                                                                                                    : IntType::int32;
-    const std::string wanted = (table ? "a 2-D " : "an ") + types + " CPU tensor";
-    const TensorMemory memory = tensor_memory(value, argument, type_, table ? Shape::table_of(0) : Shape{}, wanted.c_str());
+    const char* wanted = table ? "a 2-D int32 CPU tensor"
+                               : (int64_allowed ? "an int32 or int64 CPU tensor" : "an int32 CPU tensor");
+    const TensorMemory memory = tensor_memory(value, argument, type_, table ? Shape::table_of(0) : Shape{}, wanted);
     data_ = memory.data;
     columns_ = memory.columns;
     size_ = static_cast<std::size_t>(memory.rows * memory.columns);
