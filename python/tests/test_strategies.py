@@ -41,15 +41,6 @@ def test_fla_workloads_are_valid_and_both_outputs_agree(workload):
     assert indices.shape[0] == offsets[-1]
 
 
-@quiet
-@given(strategies.conv1d_workloads(arrays="torch"))
-def test_conv1d_workloads_are_what_the_engine_passes_and_the_drop_in_computes(workload):
-    nums, batch_ptr, token_chunk_offset_ptr = chunkmeta.causal_conv1d_program_map(*workload)
-    assert workload.query_start_loc.dtype == torch.int32
-    assert len(nums) == len(workload.query_start_loc) - 1
-    assert len(batch_ptr) == len(token_chunk_offset_ptr) == int(nums.sum())
-
-
 def classes_hit(spec, strategy, draws):
     seen = Counter()
 
@@ -63,12 +54,14 @@ def classes_hit(spec, strategy, draws):
     return seen
 
 
-@pytest.mark.parametrize("spec, strategy", [
-    ("mamba", strategies.mamba_workloads(arrays="lists", max_rows=300)),
-    ("fla.chunk_indices", strategies.fla_workloads(arrays="numpy", max_sequences=300)),
-    ("conv1d.program_map", strategies.conv1d_workloads(arrays="numpy", max_rows=300)),
-], ids=["mamba", "fla", "conv1d"])
-def test_every_edge_class_of_the_generators_is_drawn(spec, strategy):
+@pytest.mark.parametrize("spec", strategies.specs())
+def test_every_edge_class_of_the_generators_is_drawn(spec):
+    strategy = strategies.workloads(spec, arrays="numpy", max_rows=300)
     seen = classes_hit(spec, strategy, 1500)
     missing = [c for c in _chunkmeta._all_edge_classes(spec) if seen[c] == 0]
     assert not missing, f"never drawn in 1500 examples: {missing}"
+
+
+def test_names_the_specs_it_draws_when_asked_for_another():
+    with pytest.raises(ValueError, match="the specs with strategies: "):
+        strategies.workloads("no.such_spec")

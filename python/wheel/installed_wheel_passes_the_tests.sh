@@ -61,4 +61,4 @@ PY
 # conftest.py checks again, inside pytest, that every test uses the venv's package.
 CHUNKMETA_EXPECTED_PACKAGE_ROOT="$work/venv/" CHUNKMETA_REPORT_DIR="$work/reports" PYTHONDONTWRITEBYTECODE=1 \
   "$work/venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir="$source_dir" \
-  "$source_dir/python/tests" "$source_dir/examples/python/test_engine_chunk_metadata.py"
+  "$source_dir/python/tests" "$source_dir"/specs/*/test_*.py "$source_dir/examples/python/test_engine_chunk_metadata.py"

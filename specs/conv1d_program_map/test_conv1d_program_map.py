@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
 
 import chunkmeta
 import mutants
+from chunkmeta import strategies
 from vllm_conv1d_metadata import compute_causal_conv1d_metadata, vllm_program_map
 
 SPEC = "conv1d.program_map"
@@ -77,3 +79,12 @@ def test_check_catches_fla_s_older_formulation_with_a_minimal_counterexample(tmp
 def test_every_slip_of_the_field_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)
+
+
+@settings(max_examples=300, database=None, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
+@given(strategies.conv1d_workloads(arrays="torch"))
+def test_conv1d_workloads_are_what_the_engine_passes_and_the_drop_in_computes(workload):
+    nums, batch_ptr, token_chunk_offset_ptr = chunkmeta.causal_conv1d_program_map(*workload)
+    assert workload.query_start_loc.dtype == torch.int32
+    assert len(nums) == len(workload.query_start_loc) - 1
+    assert len(batch_ptr) == len(token_chunk_offset_ptr) == int(nums.sum())
