@@ -65,3 +65,7 @@ def test_every_edge_class_of_the_generators_is_drawn(spec):
 def test_names_the_specs_it_draws_when_asked_for_another():
     with pytest.raises(ValueError, match="the specs with strategies: "):
         strategies.workloads("no.such_spec")
+
+
+def test_every_registered_spec_has_a_strategy_of_its_workloads():
+    assert sorted(strategies.specs()) == sorted(chunkmeta.SPECS)

@@ -4,9 +4,11 @@ local_attention_block_table) and check(spec="local_attn.virtual_batches")."""
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
 
 import chunkmeta
 import mutants
+from chunkmeta import strategies
 from vllm_local_attention import make_local_attention_virtual_batches, vllm_virtual_batches
 
 SPEC = "local_attn.virtual_batches"
@@ -110,3 +112,13 @@ def test_check_finds_the_comments_running_sum_with_a_one_row_counterexample(tmp_
 def test_every_slip_of_the_field_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)
+
+
+@settings(max_examples=200, database=None, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
+@given(strategies.local_attention_workloads(arrays="torch", max_rows=40))
+def test_local_attention_workloads_are_what_the_engine_passes_and_vllms_function_agrees(workload):
+    ours = chunkmeta.local_attention_virtual_batches(*workload)
+    assert workload.query_start_loc.dtype == workload.seq_lens.dtype == torch.int32
+    assert len(ours[0]) == len(ours[1]) + 1 >= len(workload.seq_lens) + 1
+    theirs = vllm_virtual_batches(*workload)
+    assert [o.tolist() for o in ours] == [np.asarray(v).tolist() for v in theirs]

@@ -21,7 +21,7 @@ class MambaWorkload(NamedTuple):
     query_start_loc_p_cpu: object
 
 
-def _mamba_chunk_size(pick):
+def mamba_chunk_size(pick):
     branch = weighted(pick, (40, 15, 10, 20, 10, 5))
     if branch == 0:
         return 1 << pick(0, 12)
@@ -83,7 +83,21 @@ def chunk_sizes():
     """Mamba's chunk sizes: powers of two up to 4096, the engines' sizes,
     cache-block multiples (528, 1056, ...), anything up to 5000, and large ones
     up to 2^31-1."""
-    return st.composite(lambda draw: _mamba_chunk_size(hypothesis_pick(draw)))()
+    return st.composite(lambda draw: mamba_chunk_size(hypothesis_pick(draw)))()
+
+
+def mamba_batch(draw, pick, chunk, max_rows):
+    """A valid batch at chunk size ``chunk``: (computed tokens, query_start_loc), lists of ints."""
+    def row(pick_row):
+        computed = _computed_tokens(pick_row, chunk)
+        return computed, _new_tokens(pick_row, chunk, computed)
+
+    rows = draw_rows(draw, batch_size(pick, max_rows), row)
+    starts = [0]
+    for _, tokens in rows:
+        starts.append(starts[-1] + min(tokens, MAX_VALUE - starts[-1]))
+    offset = packed_offset(pick, starts[-1])
+    return [c for c, _ in rows], [q + offset for q in starts]
 
 
 def mamba_workloads(arrays="lists", max_rows=64):
@@ -94,20 +108,9 @@ def mamba_workloads(arrays="lists", max_rows=64):
     @st.composite
     def draw_workload(draw):
         pick = hypothesis_pick(draw)
-        chunk = _mamba_chunk_size(pick)
-        count = batch_size(pick, max_rows)
-
-        def row(pick_row):
-            computed = _computed_tokens(pick_row, chunk)
-            return computed, _new_tokens(pick_row, chunk, computed)
-
-        rows = draw_rows(draw, count, row)
-        starts = [0]
-        for _, tokens in rows:
-            starts.append(starts[-1] + min(tokens, MAX_VALUE - starts[-1]))
-        offset = packed_offset(pick, starts[-1])
-        return MambaWorkload(chunk, len(rows), array([c for c, _ in rows], arrays, "int32"),
-                             array([q + offset for q in starts], arrays, "int32"))
+        chunk = mamba_chunk_size(pick)
+        computed, starts = mamba_batch(draw, pick, chunk, max_rows)
+        return MambaWorkload(chunk, len(computed), array(computed, arrays, "int32"), array(starts, arrays, "int32"))
 
     return draw_workload()
 

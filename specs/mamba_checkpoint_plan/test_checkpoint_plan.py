@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
 
 import chunkmeta
 import mutants
+from chunkmeta import strategies
 from vllm_checkpoint_plan import vllm_checkpoint_plan
 
 SPEC = "mamba.checkpoint_plan"
@@ -69,3 +71,15 @@ def test_every_slip_of_the_field_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, arrays="lists", fail_fast=True, corpus=[],
                         report_dir=tmp_path)
+
+
+@settings(max_examples=200, database=None, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
+@given(strategies.checkpoint_plan_workloads(arrays="torch", max_rows=40))
+def test_checkpoint_plan_workloads_are_what_the_engine_passes_and_the_drop_in_plans(workload):
+    plan = chunkmeta.mamba_checkpoint_plan(*workload)
+    rows = len(workload.num_computed_tokens_p)
+    assert workload.query_start_loc_p.dtype == torch.int32
+    assert [len(p) for p in plan[:3]] == [rows] * 3 and len(plan[3]) == len(plan[4]) == len(plan[5])
+    as_lists = chunkmeta.mamba_checkpoint_plan(workload.chunk_size, workload.block_size,
+                                               workload.num_computed_tokens_p.tolist(), workload.query_start_loc_p.tolist())
+    assert [p.tolist() for p in plan] == list(as_lists)
