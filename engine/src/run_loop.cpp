@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "chunkmeta/harness/greedy_shrink.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/shrink.hpp"
 #include "shrink_watch.hpp"
@@ -498,7 +499,7 @@ class Round {
 
   // The first failing candidate of `candidates`, in order, with its verdict.
   // `only`: a candidate fails only with a finding of this kind.
-  std::optional<std::pair<std::size_t, Counterexample>> first_failing(const std::vector<Case>& candidates,
+  std::optional<std::pair<std::size_t, Counterexample>> first_failing(std::span<const Case> candidates,
                                                                        std::optional<harness::FindingKind> only = {}) {
     const auto judged_failing = [&](const Case& candidate, std::span<const Answer> answers) {
       auto verdict = judge(candidate, answers);
@@ -541,46 +542,41 @@ class Round {
     return failing;
   }
 
-  // Greedy shrinking: the first candidate, in pass order, that still fails is
-  // taken, and the next pass resumes at its step (harness::shrink_steps_resuming).
-  // Batches of candidates double from 1 to 64 while none fails.
+  // The failure shrunk by the greedy loop (harness/greedy_shrink.hpp) over
+  // its case's steps, in batches of up to 64 candidates.
   Failure shrink(Failure failure, detail::ShrinkWatch& watch) {
-    constexpr std::size_t kLargestShrinkBatch = 64;
-    std::optional<Step> accepted;
-    while (true) {
-      const auto steps = steps_of(failure.found, accepted);
-      std::optional<Step> taken;
-      std::size_t size = 1;
-      for (std::size_t next = 0; next < steps.size() && !taken; size = std::min(2 * size, kLargestShrinkBatch)) {
-        if (watch.should_stop()) return failure;
-        const std::size_t end = std::min(steps.size(), next + size);
-        std::vector<Case> candidates;
-        std::vector<std::size_t> step_of;
-        for (std::size_t i = next; i < end; ++i) {
-          Case candidate = apply(failure.found, steps[i]);
-          // A case's workload is valid (invalid input is made from it by parameters): the shared
-          // shrinker's steps keep Mamba's domain, not every spec's (a block size that must stay a
-          // multiple of the chunk size), so a step that leaves the spec's domain is not a candidate.
-          if (steps[i].of_workload && spec_.validate(candidate.workload)) continue;
-          if (const std::string left_out = excluded(candidate); !left_out.empty()) {
-            ++result_.left_out[left_out];
-            continue;
-          }
-          candidates.push_back(std::move(candidate));
-          step_of.push_back(i);
-        }
-        const auto only = options_.distinct_bugs ? std::optional(failure.counterexample.finding.kind) : std::nullopt;
-        if (auto failing = first_failing(candidates, only)) {
-          taken = steps[step_of[failing->first]];
-          failure = Failure{std::move(candidates[failing->first]), std::move(failing->second), failure.index, {}};
-          ++result_.shrinks;
-          watch.on_failure(failure.counterexample);
-        }
-        next = end;
+    const auto only = options_.distinct_bugs ? std::optional(failure.counterexample.finding.kind) : std::nullopt;
+    Counterexample latest;  // the verdict of the candidate the loop is taking
+    harness::GreedyShrink<Case, Step> how;
+    how.steps = [](const Case& c, const std::optional<Step>& accepted) { return steps_of(c, accepted); };
+    how.candidate = [this](const Case& c, const Step& step) -> std::optional<Case> {
+      Case candidate = apply(c, step);
+      // A case's workload is valid (invalid input is made from it by parameters): the shared
+      // shrinker's steps keep Mamba's domain, not every spec's (a block size that must stay a
+      // multiple of the chunk size), so a step that leaves the spec's domain is not a candidate.
+      if (step.of_workload && spec_.validate(candidate.workload)) return std::nullopt;
+      if (const std::string left_out = excluded(candidate); !left_out.empty()) {
+        ++result_.left_out[left_out];
+        return std::nullopt;
       }
-      if (!taken) return failure;
-      accepted = taken;
-    }
+      return candidate;
+    };
+    how.first_failing = [&](std::span<const Case> batch) -> std::optional<std::size_t> {
+      auto failing = first_failing(batch, only);
+      if (!failing) return std::nullopt;
+      latest = std::move(failing->second);
+      return failing->first;
+    };
+    how.on_smaller = [&](const Case& smaller) {
+      failure = Failure{smaller, std::move(latest), failure.index, {}};
+      ++result_.shrinks;
+      watch.on_failure(failure.counterexample);
+    };
+    how.stop = [&watch] { return watch.should_stop(); };
+    how.max_batch = 64;
+    Case current = failure.found;
+    harness::greedy_shrink(current, how);
+    return failure;
   }
 
   // A timeout counts only once asked again with a longer limit
@@ -660,7 +656,7 @@ class Round {
     for (const auto* earlier : earlier_reports()) {
       Case candidate{earlier->workload, failure.found.parameters};
       if (!excluded(candidate).empty()) continue;
-      if (auto failing = first_failing({candidate})) {
+      if (auto failing = first_failing(std::span<const Case>(&candidate, 1))) {
         failing->second.duplicate_of = earlier->property;
         return Failure{std::move(candidate), std::move(failing->second), failure.index, {}};
       }

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "chunkmeta/chunkmeta.hpp"
+#include "chunkmeta/harness/greedy_shrink.hpp"
 #include "chunkmeta/harness/spec.hpp"
 
 namespace chunkmeta::harness {
@@ -248,40 +249,24 @@ Shrunk shrink_batched(Workload workload,
                       const std::function<std::optional<std::size_t>(std::span<const Workload>)>& first_failing,
                       const ShrinkOptions& options) {
   Shrunk result;
-  std::optional<ShrinkStep> accepted;
-  std::vector<Workload> batch;
-  while (true) {
-    const auto steps = accepted ? shrink_steps_resuming(workload, *accepted) : shrink_steps(workload);
-    std::optional<ShrinkStep> taken;
-    std::size_t size = 1;
-    for (std::size_t next = 0; next < steps.size() && !taken; size = std::min(2 * size, options.max_batch)) {
-      if (options.stop_requested && options.stop_requested()) {
-        result.workload = std::move(workload);
-        return result;
-      }
-      batch.clear();
-      std::vector<std::size_t> step_of;
-      const std::size_t end = std::min(steps.size(), next + size);
-      for (std::size_t i = next; i < end; ++i) {
-        Workload candidate = apply(workload, steps[i]);
-        if (options.allowed && !options.allowed(candidate)) continue;
-        batch.push_back(std::move(candidate));
-        step_of.push_back(i);
-      }
-      next = end;
-      const auto failing = batch.empty() ? std::nullopt : first_failing(batch);
-      if (failing) {
-        taken = steps[step_of[*failing]];
-        workload = std::move(batch[*failing]);
-      }
-    }
-    if (!taken) break;
-    accepted = taken;
+  GreedyShrink<Workload, ShrinkStep> how;
+  how.steps = [](const Workload& w, const std::optional<ShrinkStep>& accepted) {
+    return accepted ? shrink_steps_resuming(w, *accepted) : shrink_steps(w);
+  };
+  how.candidate = [&options](const Workload& w, const ShrinkStep& step) -> std::optional<Workload> {
+    Workload candidate = apply(w, step);
+    if (options.allowed && !options.allowed(candidate)) return std::nullopt;
+    return candidate;
+  };
+  how.first_failing = first_failing;
+  how.on_smaller = [&](const Workload& smaller) {
     ++result.accepted;
-    if (options.on_smaller) options.on_smaller(workload);
-  }
+    if (options.on_smaller) options.on_smaller(smaller);
+  };
+  how.stop = options.stop_requested;
+  how.max_batch = options.max_batch;
+  result.minimal = greedy_shrink(workload, how);
   result.workload = std::move(workload);
-  result.minimal = true;
   return result;
 }
 
