@@ -11,6 +11,7 @@
 
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/report.hpp"
+#include "chunkmeta/harness/spec.hpp"
 #include "cli_runner.hpp"
 
 namespace chunkmeta {
@@ -62,6 +63,29 @@ TEST(CheckCommand, VerifiesTheExamplePluginIsolatedAndInProcess) {
     EXPECT_EQ(run.exit_code, 0) << mode << "\n" << run.out << run.err;
     EXPECT_NE(run.out.find("PASS  RejectsInvalidWorkloadsLikeTheReference"), std::string::npos) << run.out;
   }
+}
+
+TEST(CheckCommand, VerifiesAPluginOfAbiVersionTwoIsolatedAndInProcess) {
+  const std::string plugin = "plugin:" + std::string(CHUNKMETA_ABI_V2_PLUGIN);
+  for (const std::string mode : {"", " --in-process"}) {
+    const auto run = check("abi-v2", "--spec fla.chunk_indices " + impl(plugin) + " --cases 300" + mode);
+    EXPECT_EQ(run.exit_code, 0) << mode << "\n" << run.out << run.err;
+    EXPECT_NE(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("PASS  RejectsInvalidWorkloadsLikeTheReference"), std::string::npos) << run.out;
+  }
+}
+
+TEST(CheckCommand, RefusesAnAbiVersionTwoPluginThatClaimsASpecVersionTwoCannotPass) {
+  const harness::Spec* unfit = nullptr;
+  for (const harness::Spec* spec : harness::all_specs()) {
+    if (spec->reads(harness::Slot::block_size)) unfit = spec;
+  }
+  ASSERT_NE(unfit, nullptr) << "no registered spec reads a block size";
+  ::setenv("CHUNKMETA_V2_UNFIT_SPEC", std::string(unfit->name()).c_str(), 1);
+  const auto run = check("abi-v2-unfit", "--spec fla.chunk_indices " + impl("plugin:" + std::string(CHUNKMETA_ABI_V2_PLUGIN)));
+  ::unsetenv("CHUNKMETA_V2_UNFIT_SPEC");
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find("ABI version 2 cannot pass (use version 3)"), std::string::npos) << run.err;
 }
 
 TEST(CheckCommand, RefusesAnImplementationItCannotResolve) {
