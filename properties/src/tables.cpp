@@ -38,6 +38,34 @@ bool has_suite(const harness::Spec& spec) { return find_suite(spec) != nullptr; 
 const engine::PropertyTable& table_of(const harness::Spec& spec) { return suite_of(spec).table; }
 const ValueModel& values_of(const harness::Spec& spec) { return suite_of(spec).values; }
 
+engine::PropertyTable house_table(const harness::Spec& spec, const ValueModel& values, rc::Gen<InvalidCase> invalid_cases,
+                                  std::function<InvalidWorkload(const InvalidCase&)> invalid_of, TablePlan plan) {
+  using namespace builders;
+  const auto& valid = values.valid;
+  const Classes classes = values.classes;
+  engine::PropertyTable table;
+  table.spec = &spec;
+  auto& properties = table.properties;
+  properties.push_back(matches_reference(spec, "MatchesReferenceOnEveryValidWorkload", plan.valid_sentence, valid, classes));
+  properties.push_back(matches_reference(spec, "MatchesReferenceOnHugeBatches", plan.huge_sentence, values.huge,
+                                         values.huge_classes, 0.02));
+  properties.push_back(satisfies_invariants(spec, valid, classes));
+  if (!plan.invariants_sentence.empty()) properties.back().sentence = plan.invariants_sentence;
+  const auto rejects = [&] { properties.push_back(rejects_invalid(spec, invalid_cases, invalid_of)); };
+  if (plan.invalid_first) rejects();
+  for (auto& relation : plan.relations) properties.push_back(std::move(relation));
+  if (!plan.invalid_first) rejects();
+  properties.push_back(validate_names_rule(spec, invalid_cases, invalid_of));
+  properties.push_back(validate_accepts_valid(spec, valid, classes));
+  properties.push_back(validate_applies_cap(spec, valid, classes));
+  properties.push_back(writes_into_any_buffer(spec, valid, classes));
+  table.workload_classes = classes;
+  table.classes = {{"", values.all_classes, true},
+                   {"invalid: ", values.all_rules, false},
+                   {"huge batch: ", values.all_huge_classes, false}};
+  return table;
+}
+
 std::vector<std::string> implementation_property_names(const harness::Spec& spec) {
   std::vector<std::string> names;
   for (const auto& property : table_of(spec).properties) {

@@ -57,49 +57,28 @@ Property agrees_with_fla(const Spec& spec) {
       });
 }
 
-engine::PropertyTable conv1d_table(const Spec& spec) {
-  using namespace builders;
-  const auto valid = conv1d_valid_workloads();
-  const Classes classes = [](const Workload& w) { return conv1d_edge_classes(w); };
-  engine::PropertyTable table;
-  table.spec = &spec;
-  table.properties = {
-      matches_reference(spec, "MatchesReferenceOnEveryValidWorkload",
-                        "matches the reference, element for element, on every valid input", valid, classes),
-      matches_reference(spec, "MatchesReferenceOnHugeBatches",
-                        "matches the reference on batches of 2^15 to 140,000 rows, with programs of rows past 2^15 "
-                        "and 2^16",
-                        conv1d_huge_batches(), [](const Workload& w) { return fla_huge_batch_classes(w); }, 0.02),
-      satisfies_invariants(spec, valid, classes),
-      rejects_invalid(spec, conv1d_invalid_cases(), conv1d_invalid_of),
-      agrees_with_fla(spec),
-      split_and_join(spec, valid, classes, join_maps),
-      shift_invariance(spec, "IgnoresAShiftOfQueryStartLoc",
-                       "gives the same map when every query_start_loc entry is shifted", valid, classes),
-      validate_names_rule(spec, conv1d_invalid_cases(), conv1d_invalid_of),
-      validate_accepts_valid(spec, valid, classes),
-      validate_applies_cap(spec, valid, classes),
-      writes_into_any_buffer(spec, valid, classes),
-  };
-  table.properties[2].sentence = "satisfies the spec's four invariants (the programs tile every token once, in order)";
-  table.properties[10].sentence =
-      "writes the engine's buffers of any size at least the map's, the rest of batch_ptr and token_chunk_offset_ptr "
-      "padded with -1, or names the short one";
-  table.workload_classes = classes;
-  table.classes = {{"", all_conv1d_edge_classes(), true},
-                   {"invalid: ", all_conv1d_invalid_rules(), false},
-                   {"huge batch: ", all_fla_huge_batch_classes(), false}};
-  return table;
-}
-
 }  // namespace
 
 std::vector<Suite> suites_of_conv1d_program_map() {
   const ValueModel values{conv1d_valid_workloads(),   conv1d_edge_classes,    all_conv1d_edge_classes(),
                           conv1d_huge_batches(),      fla_huge_batch_classes, all_fla_huge_batch_classes(),
                           conv1d_invalid_workloads(), all_conv1d_invalid_rules()};
+  const Spec& spec = harness::conv1d_program_map_spec();
+  const builders::Classes classes = values.classes;
+  TablePlan plan;
+  plan.valid_sentence = "matches the reference, element for element, on every valid input";
+  plan.huge_sentence = "matches the reference on batches of 2^15 to 140,000 rows, with programs of rows past 2^15 and 2^16";
+  plan.invariants_sentence = "satisfies the spec's four invariants (the programs tile every token once, in order)";
+  plan.relations = {agrees_with_fla(spec), builders::split_and_join(spec, values.valid, classes, join_maps),
+                    builders::shift_invariance(spec, "IgnoresAShiftOfQueryStartLoc",
+                                               "gives the same map when every query_start_loc entry is shifted",
+                                               values.valid, classes)};
+  engine::PropertyTable table = house_table(spec, values, conv1d_invalid_cases(), conv1d_invalid_of, std::move(plan));
+  table.properties.back().sentence =
+      "writes the engine's buffers of any size at least the map's, the rest of batch_ptr and token_chunk_offset_ptr "
+      "padded with -1, or names the short one";
   std::vector<Suite> suites;
-  suites.push_back({conv1d_table(harness::conv1d_program_map_spec()), values});
+  suites.push_back({std::move(table), values});
   return suites;
 }
 

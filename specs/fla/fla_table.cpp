@@ -71,37 +71,20 @@ Property agrees_with_mamba(const Spec& spec) {
       });
 }
 
-
-engine::PropertyTable fla_table(const Spec& spec) {
-  using namespace builders;
-  const auto valid = fla_valid_workloads();
-  const Classes classes = [](const Workload& w) { return fla_edge_classes(w); };
-  engine::PropertyTable table;
-  table.spec = &spec;
-  table.properties = {
-      matches_reference(spec, "MatchesReferenceOnEveryValidWorkload",
-                        "matches the reference, element for element, on every valid input", valid, classes),
-      matches_reference(spec, "MatchesReferenceOnHugeBatches",
-                        "matches the reference on batches of 2^15 to 140,000 sequences, with chunks of sequences past "
-                        "2^15 and 2^16",
-                        fla_huge_batches(), [](const Workload& w) { return fla_huge_batch_classes(w); }, 0.02),
-      satisfies_invariants(spec, valid, classes),
-      agrees_with_mamba(spec),
-      split_and_join(spec, valid, classes, &spec == &harness::fla_chunk_indices_spec() ? join_indices : join_offsets),
-      shift_invariance(spec, "IgnoresAShiftOfCuSeqlens", "gives the same result when every cu_seqlens entry is shifted",
-                       valid, classes),
-      rejects_invalid(spec, fla_invalid_cases(), fla_invalid_of),
-      validate_names_rule(spec, fla_invalid_cases(), fla_invalid_of),
-      validate_accepts_valid(spec, valid, classes),
-      validate_applies_cap(spec, valid, classes),
-      writes_into_any_buffer(spec, valid, classes),
-  };
-  table.properties[2].sentence = "satisfies the spec's five invariants";
-  table.workload_classes = [](const Workload& w) { return fla_edge_classes(w); };
-  table.classes = {{"", all_fla_edge_classes(), true},
-                   {"invalid: ", all_fla_invalid_rules(), false},
-                   {"huge batch: ", all_fla_huge_batch_classes(), false}};
-  return table;
+engine::PropertyTable fla_table(const Spec& spec, const ValueModel& values) {
+  TablePlan plan;
+  plan.valid_sentence = "matches the reference, element for element, on every valid input";
+  plan.huge_sentence =
+      "matches the reference on batches of 2^15 to 140,000 sequences, with chunks of sequences past 2^15 and 2^16";
+  plan.invariants_sentence = "satisfies the spec's five invariants";
+  plan.relations = {agrees_with_mamba(spec),
+                    builders::split_and_join(spec, values.valid, values.classes,
+                                             &spec == &harness::fla_chunk_indices_spec() ? join_indices : join_offsets),
+                    builders::shift_invariance(spec, "IgnoresAShiftOfCuSeqlens",
+                                               "gives the same result when every cu_seqlens entry is shifted",
+                                               values.valid, values.classes)};
+  plan.invalid_first = false;
+  return house_table(spec, values, fla_invalid_cases(), fla_invalid_of, std::move(plan));
 }
 
 }  // namespace
@@ -112,8 +95,8 @@ std::vector<Suite> suites_of_fla() {
                           fla_huge_batches(),      fla_huge_batch_classes,  all_fla_huge_batch_classes(),
                           fla_invalid_workloads(), all_fla_invalid_rules()};
   std::vector<Suite> suites;
-  suites.push_back({fla_table(harness::fla_chunk_indices_spec()), values});
-  suites.push_back({fla_table(harness::fla_chunk_offsets_spec()), values});
+  suites.push_back({fla_table(harness::fla_chunk_indices_spec(), values), values});
+  suites.push_back({fla_table(harness::fla_chunk_offsets_spec(), values), values});
   return suites;
 }
 

@@ -59,39 +59,6 @@ Property agrees_with_mamba(const Spec& spec) {
       });
 }
 
-engine::PropertyTable local_attn_table(const Spec& spec) {
-  using namespace builders;
-  const auto valid = local_attn_valid_workloads();
-  const Classes classes = [](const Workload& w) { return local_attn_edge_classes(w); };
-  engine::PropertyTable table;
-  table.spec = &spec;
-  table.properties = {
-      matches_reference(spec, "MatchesReferenceOnEveryValidWorkload",
-                        "matches the reference, element for element, on every valid input", valid, classes),
-      matches_reference(spec, "MatchesReferenceOnHugeBatches",
-                        "matches the reference on batches of 2^15 to 140,000 rows, with pieces of rows past 2^15 and "
-                        "2^16",
-                        local_attn_huge_batches(), [](const Workload& w) { return local_attn_huge_batch_classes(w); },
-                        0.02),
-      satisfies_invariants(spec, valid, classes),
-      rejects_invalid(spec, local_attn_invalid_cases(), local_attn_invalid_of),
-      agrees_with_mamba(spec),
-      split_and_join(spec, valid, classes, join_batches),
-      shift_invariance(spec, "IgnoresAShiftOfQueryStartLoc",
-                       "gives the same virtual batches when every query_start_loc entry is shifted", valid, classes),
-      validate_names_rule(spec, local_attn_invalid_cases(), local_attn_invalid_of),
-      validate_accepts_valid(spec, valid, classes),
-      validate_applies_cap(spec, valid, classes),
-      writes_into_any_buffer(spec, valid, classes),
-  };
-  table.properties[2].sentence = "satisfies the contract's invariants 1-4 (tokens, locality, causality, size)";
-  table.workload_classes = classes;
-  table.classes = {{"", all_local_attn_edge_classes(), true},
-                   {"invalid: ", all_local_attn_invalid_rules(), false},
-                   {"huge batch: ", all_local_attn_huge_batch_classes(), false}};
-  return table;
-}
-
 }  // namespace
 
 std::vector<Suite> suites_of_local_attn_virtual_batches() {
@@ -99,8 +66,18 @@ std::vector<Suite> suites_of_local_attn_virtual_batches() {
                           all_local_attn_edge_classes(),  local_attn_huge_batches(),
                           local_attn_huge_batch_classes,  all_local_attn_huge_batch_classes(),
                           local_attn_invalid_workloads(), all_local_attn_invalid_rules()};
+  const Spec& spec = harness::local_attn_spec();
+  const builders::Classes classes = values.classes;
+  TablePlan plan;
+  plan.valid_sentence = "matches the reference, element for element, on every valid input";
+  plan.huge_sentence = "matches the reference on batches of 2^15 to 140,000 rows, with pieces of rows past 2^15 and 2^16";
+  plan.invariants_sentence = "satisfies the contract's invariants 1-4 (tokens, locality, causality, size)";
+  plan.relations = {agrees_with_mamba(spec), builders::split_and_join(spec, values.valid, classes, join_batches),
+                    builders::shift_invariance(spec, "IgnoresAShiftOfQueryStartLoc",
+                                               "gives the same virtual batches when every query_start_loc entry is shifted",
+                                               values.valid, classes)};
   std::vector<Suite> suites;
-  suites.push_back({local_attn_table(harness::local_attn_spec()), values});
+  suites.push_back({house_table(spec, values, local_attn_invalid_cases(), local_attn_invalid_of, std::move(plan)), values});
   return suites;
 }
 

@@ -95,48 +95,23 @@ Property chunk_multiples_invariance() {
 }
 
 
-engine::PropertyTable mamba_table() {
-  using namespace builders;
-  const auto valid = valid_workloads();
-  const Classes classes = [](const Workload& w) { return edge_classes(w); };
-  engine::PropertyTable table;
-  table.spec = &spec();
-  table.properties = {
-      matches_reference(spec(), "MatchesReferenceOnEveryValidWorkload",
-                        "matches the reference, element for element, on every valid workload", valid, classes),
-      // Second: a slip that only huge batches show is then found seconds into a
-      // run through a slow door (20 cases, ~3 s through Python), not after the
-      // 5,000 cases of the properties below; the first property still comes first.
-      matches_reference(spec(), "MatchesReferenceOnHugeBatches",
-                        "matches the reference on batches of 2^15 to 140,000 rows, with chunks at row indices past 2^15 "
-                        "and 2^16",
-                        huge_batches(), [](const Workload& w) { return huge_batch_classes(w); }, 0.02),
-      satisfies_invariants(spec(), valid, classes),
-      split_and_join(spec(), valid, classes, join_halves),
-      shift_invariance(spec(), "IgnoresAShiftOfQueryStartLoc",
-                       "gives the same result when every query_start_loc entry is shifted", valid, classes),
-      chunk_multiples_invariance(),
-      rejects_invalid(spec(), invalid_cases(), invalid_of),
-      validate_names_rule(spec(), invalid_cases(), invalid_of),
-      validate_accepts_valid(spec(), valid, classes),
-      validate_applies_cap(spec(), valid, classes),
-      writes_into_any_buffer(spec(), valid, classes),
-  };
-  table.properties[2].sentence = "satisfies the spec's seven invariants";
-  table.workload_classes = [](const Workload& w) { return edge_classes(w); };
-  table.classes = {{"", all_edge_classes(), true},
-                   {"invalid: ", all_invalid_rules(), false},
-                   {"huge batch: ", all_huge_batch_classes(), false}};
-  return table;
-}
-
 }  // namespace
 
 std::vector<Suite> suites_of_mamba() {
+  const ValueModel values{valid_workloads(),    edge_classes,       all_edge_classes(), huge_batches(), huge_batch_classes,
+                          all_huge_batch_classes(), invalid_workloads(), all_invalid_rules()};
+  TablePlan plan;
+  plan.huge_sentence =
+      "matches the reference on batches of 2^15 to 140,000 rows, with chunks at row indices past 2^15 and 2^16";
+  plan.invariants_sentence = "satisfies the spec's seven invariants";
+  plan.relations = {builders::split_and_join(spec(), values.valid, values.classes, join_halves),
+                    builders::shift_invariance(spec(), "IgnoresAShiftOfQueryStartLoc",
+                                               "gives the same result when every query_start_loc entry is shifted",
+                                               values.valid, values.classes),
+                    chunk_multiples_invariance()};
+  plan.invalid_first = false;
   std::vector<Suite> suites;
-  suites.push_back({mamba_table(),
-                    {valid_workloads(), edge_classes, all_edge_classes(), huge_batches(), huge_batch_classes,
-                     all_huge_batch_classes(), invalid_workloads(), all_invalid_rules()}});
+  suites.push_back({house_table(spec(), values, invalid_cases(), invalid_of, std::move(plan)), values});
   return suites;
 }
 

@@ -153,47 +153,22 @@ Property same_cache_over_two_steps() {
   return p;
 }
 
-engine::PropertyTable checkpoint_plan_table() {
-  using namespace builders;
-  const auto valid = checkpoint_workloads();
-  const Classes classes = [](const Workload& w) { return checkpoint_edge_classes(w); };
-  engine::PropertyTable table;
-  table.spec = &spec();
-  table.properties = {
-      matches_reference(spec(), "MatchesReferenceOnEveryValidWorkload",
-                        "matches the reference, element for element, on every valid workload", valid, classes),
-      matches_reference(spec(), "MatchesReferenceOnHugeBatches",
-                        "matches the reference on batches of 2^15 to 140,000 rows, with rows past 2^15 and 2^16",
-                        checkpoint_huge_batches(), [](const Workload& w) { return checkpoint_huge_batch_classes(w); },
-                        0.02),
-      satisfies_invariants(spec(), valid, classes),
-      // Before the relations: a block size accepted against its rule (vLLM #57278) is then met
-      // after 3,000 cases of a 1,000-case run, not 5,000.
-      rejects_invalid(spec(), checkpoint_invalid_cases(), checkpoint_invalid_of),
-      same_cache_over_two_steps(),
-      shift_invariance(spec(), "IgnoresAShiftOfQueryStartLoc",
-                       "gives the same result when every query_start_loc entry is shifted", valid, classes),
-      validate_names_rule(spec(), checkpoint_invalid_cases(), checkpoint_invalid_of),
-      validate_accepts_valid(spec(), valid, classes),
-      validate_applies_cap(spec(), valid, classes),
-      writes_into_any_buffer(spec(), valid, classes),
-  };
-  table.properties[2].sentence = "satisfies the contract's invariants 1-4 (position, count, order, chain)";
-  table.workload_classes = [](const Workload& w) { return checkpoint_edge_classes(w); };
-  table.classes = {{"", all_checkpoint_edge_classes(), true},
-                   {"invalid: ", all_checkpoint_invalid_rules(), false},
-                   {"huge batch: ", all_checkpoint_huge_batch_classes(), false}};
-  return table;
-}
-
 }  // namespace
 
 std::vector<Suite> suites_of_mamba_checkpoint_plan() {
+  const ValueModel values{checkpoint_workloads(),         checkpoint_edge_classes,        all_checkpoint_edge_classes(),
+                          checkpoint_huge_batches(),      checkpoint_huge_batch_classes,  all_checkpoint_huge_batch_classes(),
+                          checkpoint_invalid_workloads(), all_checkpoint_invalid_rules()};
+  TablePlan plan;
+  plan.huge_sentence = "matches the reference on batches of 2^15 to 140,000 rows, with rows past 2^15 and 2^16";
+  plan.invariants_sentence = "satisfies the contract's invariants 1-4 (position, count, order, chain)";
+  // Invalid input first: a block size accepted against its rule (vLLM #57278) is met early.
+  plan.relations = {same_cache_over_two_steps(),
+                    builders::shift_invariance(spec(), "IgnoresAShiftOfQueryStartLoc",
+                                               "gives the same result when every query_start_loc entry is shifted",
+                                               values.valid, values.classes)};
   std::vector<Suite> suites;
-  suites.push_back({checkpoint_plan_table(),
-                    {checkpoint_workloads(), checkpoint_edge_classes, all_checkpoint_edge_classes(),
-                     checkpoint_huge_batches(), checkpoint_huge_batch_classes, all_checkpoint_huge_batch_classes(),
-                     checkpoint_invalid_workloads(), all_checkpoint_invalid_rules()}});
+  suites.push_back({house_table(spec(), values, checkpoint_invalid_cases(), checkpoint_invalid_of, std::move(plan)), values});
   return suites;
 }
 

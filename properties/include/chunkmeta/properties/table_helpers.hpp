@@ -22,6 +22,27 @@ using harness::Outcome;
 using harness::Spec;
 }  // namespace tables
 
+// What a spec's property table says in its own words; the rest is the house's.
+struct TablePlan {
+  std::string valid_sentence = "matches the reference, element for element, on every valid workload";
+  std::string huge_sentence;        // MatchesReferenceOnHugeBatches: what its huge batches hold
+  std::string invariants_sentence;  // which invariants satisfies_invariants checks
+  // The spec's relations (metamorphic, and to other specs of the family), in order.
+  std::vector<engine::Property> relations;
+  // Invalid input before the relations: a slip of the domain is then met early (a
+  // 1,000-case run reaches it after 3,000 cases, not 5,000).
+  bool invalid_first = true;
+};
+
+// A spec's table in the house's order: the reference on every valid workload,
+// then on huge batches (second: a slip only they show is met seconds into a run
+// through a slow door, not after the 5,000 cases of the properties below), the
+// invariants, invalid input rejected and the relations (plan.invalid_first says
+// which first), then validate's three properties and the writer into caller
+// buffers; its workload and summary classes from `values`.
+engine::PropertyTable house_table(const harness::Spec& spec, const ValueModel& values, rc::Gen<InvalidCase> invalid_cases,
+                                  std::function<InvalidWorkload(const InvalidCase&)> invalid_of, TablePlan plan);
+
 #define CHUNKMETA_DECLARE_SUITES_OF(folder) std::vector<Suite> suites_of_##folder();
 CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_DECLARE_SUITES_OF)
 #undef CHUNKMETA_DECLARE_SUITES_OF
