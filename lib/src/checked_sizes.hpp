@@ -30,6 +30,12 @@ Error first_broken_rule(const BasicWorkloadView<Int>& workload) noexcept;
 std::int64_t chunk_cap(const Limits& limits) noexcept;
 Error output_too_large(std::int64_t chunks, std::int64_t cap) noexcept;
 
+// The error of a result, if it is one: validate() as "the sizes, or why not".
+template <typename T>
+std::optional<Error> error_of(const Result<T>& result) noexcept {
+  return result.ok() ? std::nullopt : std::optional<Error>(result.error());
+}
+
 // A caller's buffer `field` of `have` entries where the output needs `need`.
 inline Error buffer_too_small(std::string_view field, std::int64_t have, std::int64_t need) noexcept {
   return Error{ErrorCode::output_buffer_too_small, field, Error::kNoIndex, have, need};

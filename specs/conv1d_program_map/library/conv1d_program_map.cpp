@@ -96,12 +96,10 @@ Result<ProgramMap> returned_map(const BasicView<Int>& view, const Limits& limits
 }  // namespace
 
 std::optional<Error> validate(const View32& view, const Limits& limits) noexcept {
-  const auto sizes = sizes_of(view, limits);
-  return sizes.ok() ? std::nullopt : std::optional<Error>(sizes.error());
+  return detail::error_of(sizes_of(view, limits));
 }
 std::optional<Error> validate(const View64& view, const Limits& limits) noexcept {
-  const auto sizes = sizes_of(view, limits);
-  return sizes.ok() ? std::nullopt : std::optional<Error>(sizes.error());
+  return detail::error_of(sizes_of(view, limits));
 }
 
 Result<Sizes> output_sizes(const View32& view, const Limits& limits) noexcept { return sizes_of(view, limits); }

@@ -122,12 +122,10 @@ Result<std::vector<std::int64_t>> returned_offsets(const BasicView<Int>& view, c
 }  // namespace
 
 std::optional<Error> validate(const View32& view, const Limits& limits) {
-  auto sizes = sizes_of(view, limits);
-  return sizes.ok() ? std::nullopt : std::optional<Error>(sizes.error());
+  return detail::error_of(sizes_of(view, limits));
 }
 std::optional<Error> validate(const View64& view, const Limits& limits) {
-  auto sizes = sizes_of(view, limits);
-  return sizes.ok() ? std::nullopt : std::optional<Error>(sizes.error());
+  return detail::error_of(sizes_of(view, limits));
 }
 
 Result<Sizes> output_sizes(const View32& view, const Limits& limits) { return sizes_of(view, limits); }

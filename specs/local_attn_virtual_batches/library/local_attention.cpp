@@ -178,12 +178,10 @@ std::int64_t python_mod_negative(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 std::optional<Error> validate(const View32& view, const Limits& limits) noexcept {
-  const auto sizes = sizes_of(view, limits);
-  return sizes.ok() ? std::nullopt : std::optional<Error>(sizes.error());
+  return detail::error_of(sizes_of(view, limits));
 }
 std::optional<Error> validate(const View64& view, const Limits& limits) noexcept {
-  const auto sizes = sizes_of(view, limits);
-  return sizes.ok() ? std::nullopt : std::optional<Error>(sizes.error());
+  return detail::error_of(sizes_of(view, limits));
 }
 
 Result<Sizes> output_sizes(const View32& view, const Limits& limits) noexcept { return sizes_of(view, limits); }
