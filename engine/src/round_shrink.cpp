@@ -1,0 +1,229 @@
+// A Round's failure: shrunk by the greedy loop, its timeouts confirmed once,
+// an earlier property's bug recognised, and its report written.
+#include <algorithm>
+
+#include "chunkmeta/harness/greedy_shrink.hpp"
+#include "round.hpp"
+
+namespace chunkmeta::engine::detail {
+
+std::vector<std::int64_t> Round::towards_zero(std::int64_t x) {
+  std::vector<std::int64_t> values;
+  for (std::int64_t step = x; step != 0; step /= 2) values.push_back(x - step);
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+std::vector<Round::Step> Round::steps_of(const Case& c, const std::optional<Step>& accepted) {
+  std::vector<Step> steps;
+  const auto workload_steps = accepted && accepted->of_workload
+                                  ? harness::shrink_steps_resuming(c.workload, accepted->workload_step)
+                                  : harness::shrink_steps(c.workload);
+  for (const auto& step : workload_steps) steps.push_back({true, step, 0, 0});
+  for (std::size_t p = 0; p < c.parameters.size(); ++p) {
+    for (std::int64_t value : towards_zero(c.parameters[p])) steps.push_back({false, {}, p, value});
+  }
+  return steps;
+}
+
+Case Round::apply(const Case& c, const Step& step) {
+  if (step.of_workload) return Case{harness::apply(c.workload, step.workload_step), c.parameters};
+  Case smaller = c;
+  smaller.parameters[step.parameter] = step.value;
+  return smaller;
+}
+
+std::optional<std::pair<std::size_t, Counterexample>> Round::first_failing(std::span<const Case> candidates,
+                                                                            std::optional<harness::FindingKind> only) {
+  const auto judged_failing = [&](const Case& candidate, std::span<const Answer> answers) {
+    auto verdict = judge(candidate, answers);
+    if (verdict && only && verdict->finding.kind != *only) verdict.reset();
+    return verdict;
+  };
+  if (!batches()) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const auto asks = property_.asks(candidates[i]);
+      const auto answers = answer_one_by_one(asks, true);
+      if (auto verdict = judged_failing(candidates[i], answers)) return std::pair{i, std::move(*verdict)};
+    }
+    return std::nullopt;
+  }
+  // One round trip for the whole batch, judged in order as answers come in:
+  // the first failing candidate ends it.
+  std::vector<Workload> asks;
+  std::vector<std::size_t> first_ask;
+  for (const auto& candidate : candidates) {
+    first_ask.push_back(asks.size());
+    for (auto& ask : property_.asks(candidate)) asks.push_back(std::move(ask));
+  }
+  first_ask.push_back(asks.size());
+  std::vector<std::optional<Answer>> answers;
+  std::size_t judged = 0;
+  std::optional<std::pair<std::size_t, Counterexample>> failing;
+  const auto judge_ready = [&](std::size_t ready) {
+    for (; !failing && judged < candidates.size() && first_ask[judged + 1] <= ready; ++judged) {
+      std::vector<Answer> mine;
+      for (std::size_t a = first_ask[judged]; a < first_ask[judged + 1]; ++a) mine.push_back(*answers[a]);
+      if (auto verdict = judged_failing(candidates[judged], mine)) failing = std::pair{judged, std::move(*verdict)};
+    }
+    return failing.has_value();
+  };
+  const auto start = Clock::now();
+  const std::size_t sent = answer_in_batch(asks, true, answers, judge_ready);
+  result_.implementation_seconds += seconds_since(start);
+  result_.implementation_calls += static_cast<long long>(sent);
+  judge_ready(answers.size());
+  return failing;
+}
+
+Failure Round::shrink(Failure failure, detail::ShrinkWatch& watch) {
+  const auto only = options_.distinct_bugs ? std::optional(failure.counterexample.finding.kind) : std::nullopt;
+  Counterexample latest;  // the verdict of the candidate the loop is taking
+  harness::GreedyShrink<Case, Step> how;
+  how.steps = [](const Case& c, const std::optional<Step>& accepted) { return steps_of(c, accepted); };
+  how.candidate = [this](const Case& c, const Step& step) -> std::optional<Case> {
+    Case candidate = apply(c, step);
+    // A case's workload is valid (invalid input is made from it by parameters): the shared
+    // shrinker's steps keep Mamba's domain, not every spec's (a block size that must stay a
+    // multiple of the chunk size), so a step that leaves the spec's domain is not a candidate.
+    if (step.of_workload && spec_.validate(candidate.workload)) return std::nullopt;
+    if (const std::string left_out = excluded(candidate); !left_out.empty()) {
+      ++result_.left_out[left_out];
+      return std::nullopt;
+    }
+    return candidate;
+  };
+  how.first_failing = [&](std::span<const Case> batch) -> std::optional<std::size_t> {
+    auto failing = first_failing(batch, only);
+    if (!failing) return std::nullopt;
+    latest = std::move(failing->second);
+    return failing->first;
+  };
+  how.on_smaller = [&](const Case& smaller) {
+    failure = Failure{smaller, std::move(latest), failure.index, {}};
+    ++result_.shrinks;
+    watch.on_failure(failure.counterexample);
+  };
+  how.stop = [&watch] { return watch.should_stop(); };
+  how.max_batch = 64;
+  Case current = failure.found;
+  harness::greedy_shrink(current, how);
+  return failure;
+}
+
+bool Round::unconfirmed_timeout(const Counterexample& cx) const {
+  return cx.finding.kind == harness::FindingKind::timed_out && impl_.confirm && !timeout_confirmed_before();
+}
+
+std::optional<Failure> Round::asked_again(Failure failure) {
+  const auto asks = property_.asks(failure.found);
+  auto answers = failure.answers.empty() ? answer_one_by_one(asks, true) : std::move(failure.answers);
+  ask_timeouts_again(asks, answers, Limit::longer);
+  if (memo_ != nullptr) {
+    for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], answers[a]);
+  }
+  auto verdict = judge(failure.found, answers);
+  if (!verdict) return std::nullopt;
+  return Failure{std::move(failure.found), std::move(*verdict), failure.index, {}};
+}
+
+std::optional<Failure> Round::confirmed(const Failure& found, Failure minimal, detail::ShrinkWatch& watch) {
+  if (!unconfirmed_timeout(minimal.counterexample)) return minimal;
+  const bool shrunk = !(minimal.found == found.found);
+  if (auto held = asked_again(shrunk ? std::move(minimal) : found)) return held;
+  if (!shrunk) return std::nullopt;
+  watch.stopped_because("a smaller case's timeout did not hold when it was asked again");
+  if (!unconfirmed_timeout(found.counterexample)) return found;  // a wrong answer, say: it holds as found
+  return asked_again(found);
+}
+
+std::vector<const Counterexample*> Round::earlier_reports() const {
+  std::vector<const Counterexample*> reports;
+  if (known_ == nullptr) return reports;
+  for (const auto& earlier : *known_) {
+    if (earlier.status == harness::kMinimal && earlier.duplicate_of.empty()) reports.push_back(&earlier);
+  }
+  return reports;
+}
+
+std::optional<Failure> Round::earlier_bug(std::uint64_t seed) {
+  const auto reports = earlier_reports();
+  if (reports.empty() || options_.distinct_bugs) return std::nullopt;
+  const std::size_t parameters = property_.draw(rc::Random(seed).split(), 0).parameters.size();
+  std::vector<Case> candidates;
+  std::vector<const Counterexample*> tried;
+  for (const auto* earlier : reports) {
+    Case candidate{earlier->workload, std::vector<std::int64_t>(parameters, 0)};
+    if (!excluded(candidate).empty()) continue;
+    candidates.push_back(std::move(candidate));
+    tried.push_back(earlier);
+  }
+  auto failing = first_failing(candidates);
+  if (!failing || unconfirmed_timeout(failing->second)) return std::nullopt;
+  failing->second.duplicate_of = tried[failing->first]->property;
+  return Failure{std::move(candidates[failing->first]), std::move(failing->second), -1, {}};
+}
+
+std::optional<Failure> Round::known_bug(const Failure& failure) {
+  if (options_.distinct_bugs) return std::nullopt;
+  for (const auto* earlier : earlier_reports()) {
+    Case candidate{earlier->workload, failure.found.parameters};
+    if (!excluded(candidate).empty()) continue;
+    if (auto failing = first_failing(std::span<const Case>(&candidate, 1))) {
+      failing->second.duplicate_of = earlier->property;
+      return Failure{std::move(candidate), std::move(failing->second), failure.index, {}};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Round::shrunk_to_earlier(const Counterexample& cx) const {
+  for (const auto* earlier : earlier_reports()) {
+    if (earlier->workload == cx.workload && earlier->finding.kind == cx.finding.kind) return earlier->property;
+  }
+  return "";
+}
+
+bool Round::report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watch) {
+  const int cases_before = result_.cases;
+  // Marked "shrinking" in place: its outputs may be huge, and it is not copied for that.
+  watch.on_failure(found.counterexample, unconfirmed_timeout(found.counterexample));
+  if (impl_.shrinking) impl_.shrinking(true);
+  std::optional<Failure> held = found.counterexample.duplicate_of.empty() ? known_bug(found) : found;
+  if (!held) held = confirmed(found, shrink(found, watch), watch);
+  if (impl_.shrinking) impl_.shrinking(false);
+  if (!held) {
+    watch.withdraw();
+    count_passed(found.found);
+    return false;
+  }
+  Failure& failure = *held;
+  Counterexample& cx = failure.counterexample;
+  if (cx.duplicate_of.empty()) cx.duplicate_of = shrunk_to_earlier(cx);
+  result_.duplicate_of = cx.duplicate_of;
+  cx.seed = seed;
+  cx.cases_before_failure = cases_before;
+  cx.reproduce = "--seed " + std::to_string(seed) + " draws it again: case " + std::to_string(cases_before + 1) +
+                 " of property " + property_.name + ", then " + std::to_string(result_.shrinks) + " shrink steps";
+  if (!options_.rerun_command.empty()) cx.rerun_command = rerun_command(seed);
+  std::string error;
+  result_.files = watch.finish(cx, &error);
+  if (options_.write_reports && !result_.files) result_.message = "could not write the report: " + error;
+  result_.counterexample = std::move(cx);
+  return true;
+}
+
+std::string Round::rerun_command(std::uint64_t seed) const {
+  std::string text = options_.rerun_command;
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  replace("{property}", property_.name);
+  replace("{implementation}", harness::shell_quote(impl_.name));
+  replace("{seed}", std::to_string(seed));
+  replace("{spec}", std::string(spec_.name()));
+  return text;
+}
+
+}  // namespace chunkmeta::engine::detail
