@@ -25,29 +25,8 @@ current and older torch formulations (examples/python/fla_index.py) against
 chunkmeta's drop-ins, outputs created included, and with out= into buffers
 sized once by fla_max_output_sizes.
 
-The checkpoint plan (the checkpoint-plan contract's targets: B = 8 / 64 / 256 rows
-of 1-8k new tokens, computed tokens on and off block boundaries, C = 256,
-M = 1024 and 2048, int32 torch tensors): vLLM's loop in MambaMixer2's
-"all" mode ported over CPU tensors (examples/python/vllm_checkpoint_plan.py,
-given the step's Mamba metadata, which the engine has already) against
-chunkmeta.mamba_checkpoint_plan (which counts the chunks itself), with its
-outputs created, and with out= into buffers sized once.
-
-The conv1d program map (the conv1d contract's targets: B = 8 / 64 / 256 rows of
-1-8k tokens, block_m = 8, int32 torch query_start_loc): vLLM's
-compute_causal_conv1d_metadata ported over CPU tensors and numpy
-(examples/python/vllm_conv1d_metadata.py, its two buffers allocated and filled
-every call as vLLM does) against chunkmeta.causal_conv1d_program_map, with its
-outputs created, and with out= into persistent buffers (written and padded
-with -1 every call).
-
-Chunked local attention (the local-attention contract's targets: B = 8 / 64 /
-256 rows of 1-8k new tokens after 0-32k computed ones, A = 8192, P = 16, int32
-CPU tensors, the engine's block table of ceil(max s / P) columns): vLLM's
-make_local_attention_virtual_batches ported over numpy and CPU tensors
-(examples/python/vllm_local_attention.py), the local block table gathered,
-against chunkmeta.local_attention_virtual_batches given the block table
-(one call: the five arrays and the local table), returning and with out=.
+Each spec folder added since compares its drop-in with the engine's function in
+its own table (specs/<folder>/*_bench.py, which says what it measures).
 
 Best of 7 runs; microseconds per call. Prints Markdown tables.
 
@@ -67,6 +46,7 @@ import torch
 import chunkmeta
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "python"
+SPECS = Path(__file__).resolve().parents[1] / "specs"
 sys.path.insert(0, str(EXAMPLES))  # the examples import each other (vllm_checkpoint_plan: reference_procedure)
 
 ANCHORS = [  # name, rows, mean new tokens, unaligned computed tokens
@@ -79,8 +59,9 @@ FLA_BATCHES = [8, 64, 256]
 FLA_CHUNK = 64
 
 
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+def load(name, path=None):
+    """The module `name`: an example (examples/python/<name>.py), or the file at `path`."""
+    spec = importlib.util.spec_from_file_location(name, path or EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -209,112 +190,6 @@ def fla_table():
     return table
 
 
-CHECKPOINT_BATCHES = [8, 64, 256]
-CHECKPOINT_CHUNK = 256
-
-
-def checkpoint_workload(rows, block_size, seed):
-    """Rows of 1-8k new tokens; computed tokens on a block boundary, one either side of one, or anywhere."""
-    rng = random.Random(seed)
-    computed, starts = [], [0]
-    for _ in range(rows):
-        boundary = rng.randint(0, 8) * block_size
-        computed.append(max(0, rng.choice([boundary, boundary - 1, boundary + 1, rng.randint(0, 16384)])))
-        starts.append(starts[-1] + rng.randint(1024, 8192))
-    return computed, starts
-
-
-def checkpoint_table():
-    vllm = load("vllm_checkpoint_plan")
-    table = ["| rows | M | writes | vLLM's loop | chunkmeta | vs loop | chunkmeta, out= | vs loop |",
-             "|---|---|---|---|---|---|---|---|"]
-    for block_size in (1024, 2048):
-        for rows in CHECKPOINT_BATCHES:
-            computed, starts = checkpoint_workload(rows, block_size, seed=rows * block_size)
-            c_t = torch.tensor(computed, dtype=torch.int32)
-            q_t = torch.tensor(starts, dtype=torch.int32)
-            _, _, last = chunkmeta.compute_chunk_metadata(CHECKPOINT_CHUNK, rows, c_t, q_t)
-            ours = chunkmeta.mamba_checkpoint_plan(CHECKPOINT_CHUNK, block_size, c_t, q_t)
-            theirs = vllm.checkpoint_loop(CHECKPOINT_CHUNK, block_size, c_t, q_t, last)
-            assert all(torch.equal(a, b) for a, b in zip(ours, theirs))  # no row without new tokens here
-            loop = timed(lambda: vllm.checkpoint_loop(CHECKPOINT_CHUNK, block_size, c_t, q_t, last))
-            dropin = timed(lambda: chunkmeta.mamba_checkpoint_plan(CHECKPOINT_CHUNK, block_size, c_t, q_t))
-            sizes = chunkmeta.mamba_checkpoint_plan_max_output_sizes(8192 * rows, rows, CHECKPOINT_CHUNK, block_size)
-            buffers = tuple(torch.empty(size, dtype=torch.int32) for size in sizes)
-            into = timed(lambda: chunkmeta.mamba_checkpoint_plan(CHECKPOINT_CHUNK, block_size, c_t, q_t, out=buffers))
-            table.append(f"| {rows} | {block_size} | {ours[3].numel()} | {loop * 1e6:.1f} | {dropin * 1e6:.2f} | "
-                         f"{loop / dropin:.0f}x | {into * 1e6:.2f} | {loop / into:.0f}x |")
-    return table
-
-
-CONV1D_BATCHES = [8, 64, 256]
-
-
-def conv1d_table():
-    vllm = load("vllm_conv1d_metadata")
-    table = ["| rows | programs | vLLM's function | chunkmeta | vs vLLM | chunkmeta, out= | vs vLLM |",
-             "|---|---|---|---|---|---|---|"]
-    for rows in CONV1D_BATCHES:
-        rng = random.Random(rows)
-        starts = [0]
-        for _ in range(rows):
-            starts.append(starts[-1] + rng.randint(1, 8192))
-        q_t = torch.tensor(starts, dtype=torch.int32)
-        nums_dict, batch_ptr, offsets = vllm.compute_causal_conv1d_metadata(q_t)
-        ours = chunkmeta.causal_conv1d_program_map(q_t)
-        tot = nums_dict[8]["tot"]
-        assert torch.equal(ours[0], nums_dict[8]["nums"])
-        assert torch.equal(ours[1], batch_ptr[:tot]) and torch.equal(ours[2], offsets[:tot])
-        theirs = timed(lambda: vllm.compute_causal_conv1d_metadata(q_t))
-        dropin = timed(lambda: chunkmeta.causal_conv1d_program_map(q_t))
-        buffers = (torch.empty(rows, dtype=torch.int32), torch.empty(batch_ptr.numel(), dtype=torch.int32),
-                   torch.empty(batch_ptr.numel(), dtype=torch.int32))
-        into = timed(lambda: chunkmeta.causal_conv1d_program_map(q_t, out=buffers))
-        assert torch.equal(buffers[1], batch_ptr) and torch.equal(buffers[2], offsets)
-        table.append(f"| {rows} | {tot} | {theirs * 1e6:.1f} | {dropin * 1e6:.2f} | {theirs / dropin:.0f}x | "
-                     f"{into * 1e6:.2f} | {theirs / into:.0f}x |")
-    return table
-
-
-LOCAL_ATTN_BATCHES = [8, 64, 256]
-LOCAL_ATTN_CHUNK, LOCAL_ATTN_PAGE = 8192, 16
-
-
-def local_attention_table():
-    vllm = load("vllm_local_attention")
-    A, P = LOCAL_ATTN_CHUNK, LOCAL_ATTN_PAGE
-    table = ["| rows | virtual batches | vLLM's function | chunkmeta | vs vLLM | chunkmeta, out= | vs vLLM |",
-             "|---|---|---|---|---|---|---|"]
-    for rows in LOCAL_ATTN_BATCHES:
-        rng = random.Random(rows)
-        starts, seq_lens = [0], []
-        for _ in range(rows):
-            n = rng.randint(1024, 8192)
-            starts.append(starts[-1] + n)
-            seq_lens.append(n + rng.randint(0, 32768))
-        q_t = torch.tensor(starts, dtype=torch.int32)
-        s_t = torch.tensor(seq_lens, dtype=torch.int32)
-        block_table = torch.arange(rows * (max(seq_lens) // P + 1), dtype=torch.int32).view(rows, -1)
-        theirs = vllm.make_local_attention_virtual_batches(A, q_t, s_t, block_table, P)
-        ours = chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t)
-        local = chunkmeta.local_attention_block_table(block_table, ours[3], ours[4], A, P)
-        assert torch.equal(ours[0], theirs["query_start_loc_cpu"]) and torch.equal(ours[1], theirs["seq_lens_cpu"])
-        assert torch.equal(local, theirs["block_table_tensor"])
-
-        assert torch.equal(chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, block_table=block_table)[5], local)
-        sizes = chunkmeta.local_attention_virtual_batches_max_output_sizes(8192 * rows, rows, A, P)
-        buffers = tuple(torch.empty(size, dtype=torch.int32) for size in sizes)
-        buffers += (torch.empty((sizes[1], A // P), dtype=torch.int32),)
-
-        port = timed(lambda: vllm.make_local_attention_virtual_batches(A, q_t, s_t, block_table, P))
-        returned = timed(lambda: chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, block_table=block_table))
-        written = timed(lambda: chunkmeta.local_attention_virtual_batches(A, P, q_t, s_t, block_table=block_table,
-                                                                          out=buffers))
-        table.append(f"| {rows} | {ours[1].numel()} | {port * 1e6:.1f} | {returned * 1e6:.2f} | {port / returned:.0f}x | "
-                     f"{written * 1e6:.2f} | {port / written:.0f}x |")
-    return table
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunk-size", type=int, default=256)
@@ -334,17 +209,11 @@ def main():
     print(f"\nFLA drop-ins: chunk_indices and chunk_offsets together (us per step, C = {FLA_CHUNK}, int32 torch "
           "cu_seqlens, sequences of 1-8k tokens)\n")
     print("\n".join(fla))
-    print(f"\nCheckpoint plan: vLLM's loop ported over CPU tensors against the drop-in (us per step, C = "
-          f"{CHECKPOINT_CHUNK}, int32 torch tensors, rows of 1-8k new tokens)\n")
-    print("\n".join(checkpoint_table()))
-    print("\nConv1d program map: vLLM's compute_causal_conv1d_metadata ported over CPU tensors against the drop-in "
-          "(us per step, block_m = 8, int32 torch query_start_loc, rows of 1-8k tokens, vLLM's buffers of "
-          "2 max(1024, tot) entries)\n")
-    print("\n".join(conv1d_table()))
-    print(f"\nChunked local attention: vLLM's make_local_attention_virtual_batches ported over numpy and CPU tensors "
-          f"against the drop-ins, the local block table gathered (us per step, A = {LOCAL_ATTN_CHUNK}, P = "
-          f"{LOCAL_ATTN_PAGE}, int32 CPU tensors, rows of 1-8k new tokens after 0-32k computed)\n")
-    print("\n".join(local_attention_table()))
+    # Each spec folder's own table (specs/<folder>/*_bench.py: its TITLE and table(bench)).
+    for path in sorted(SPECS.glob("*/*_bench.py")):
+        module = load(path.stem, path)
+        print(f"\n{module.TITLE}\n")
+        print("\n".join(module.table(sys.modules[__name__])))
 
 
 if __name__ == "__main__":
