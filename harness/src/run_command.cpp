@@ -1,3 +1,6 @@
+// run_command: a shell command run with a time limit and its output bounded
+// (subprocess.hpp): how the harness reads an isolated plugin's table (`chunkmeta
+// plugin-table` in a child). It and everything it starts end with its process group.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>

@@ -1,3 +1,7 @@
+// The subprocess door: a program speaking the JSON Lines protocol, asked a
+// batch of workloads at a time (the loop below: send, wait within the call
+// budget, decode, name what it did wrong). The running program itself is
+// running_program.hpp; its guard, process_guard.cpp.
 #include "chunkmeta/harness/subprocess.hpp"
 
 #include <poll.h>
