@@ -68,7 +68,7 @@ TEST(CheckCommand, VerifiesTheExamplePluginIsolatedAndInProcess) {
 TEST(CheckCommand, VerifiesAPluginOfAbiVersionTwoIsolatedAndInProcess) {
   const std::string plugin = "plugin:" + std::string(CHUNKMETA_ABI_V2_PLUGIN);
   for (const std::string mode : {"", " --in-process"}) {
-    const auto run = check("abi-v2", "--spec fla.chunk_indices " + impl(plugin) + " --cases 300" + mode);
+    const auto run = check("abi-v2", "--spec fla.chunk_indices " + impl(plugin) + " --cases 100" + mode);
     EXPECT_EQ(run.exit_code, 0) << mode << "\n" << run.out << run.err;
     EXPECT_NE(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("PASS  RejectsInvalidWorkloadsLikeTheReference"), std::string::npos) << run.out;

@@ -28,7 +28,7 @@ bool flushed() {
 
 // One JSON line out per line in, echoing each line's "id"; flushes whenever no
 // more input is buffered, so a process driving it line by line never waits on
-// our buffer. Each line's spec (Mamba's without "spec") picks the
+// our buffer. Each line's spec (the registry's default without "spec") picks the
 // implementation --impl names for that spec.
 int compute(const std::string& impl_text, const harness::ResolveOptions& options, std::int64_t max_chunks) {
   // Own buffers for cin/cout (nothing here uses C stdio), so in_avail() sees
@@ -111,8 +111,9 @@ Command add_compute_command(CLI::App& app, const harness::ResolveOptions& resolv
   auto chosen = std::make_shared<ComputeOptions>();
   auto* cmd = app.add_subcommand(
       "compute", "Read workloads as JSON Lines on stdin, write one JSON line per input line on stdout, echoing "
-                 "each line's \"id\"; a line's \"spec\" (Mamba's when it has none) picks the computation. Exit 0 "
-                 "if every line succeeded, 1 if some line was an error, 2 on a usage error.");
+                 "each line's \"id\"; a line's \"spec\" (" + std::string(harness::default_spec().name()) +
+                     " when it has none) picks the computation. Exit 0 if every line succeeded, 1 if some line was "
+                     "an error, 2 on a usage error.");
   cmd->add_option("--impl", chosen->impl, implementation_help())->capture_default_str();
   cmd->add_option("--spec", chosen->spec, "Accepted for symmetry with check; each line names its own spec");
   // Only lowers the cap: the implementations themselves run with the library's default limits.

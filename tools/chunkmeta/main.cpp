@@ -13,9 +13,8 @@
 int main(int argc, char** argv) {
   using namespace chunkmeta;
   harness::keep_freed_memory();  // cases' outputs reach megabytes, freed case after case
-  CLI::App app{"chunkmeta: chunk metadata for chunked kernels (Mamba's cu_chunk_seqlen, seq_idx, last_chunk_indices; "
-               "FLA's chunk_indices and chunk_offsets), fast implementations, and a harness that proves "
-               "implementations equal to the references."};
+  CLI::App app{"chunkmeta: the chunk metadata chunked kernels trust (`chunkmeta specs` lists the computations), "
+               "fast implementations, and a harness that proves implementations equal to the references."};
   app.set_version_flag("--version", std::string("chunkmeta ") + std::string(kVersion));
   app.require_subcommand(1);
 

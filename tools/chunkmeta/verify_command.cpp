@@ -240,7 +240,7 @@ std::vector<Command> add_verification_commands(CLI::App& app, const harness::Res
                "then run every implementation property (differential against the reference, the spec's invariants, "
                "the metamorphic relations, rejection of invalid input), shrink each failure and write its report. "
                "Prints a summary with throughput. Exit 0 only if everything held.");
-  check->add_option("--spec", chosen->spec, spec_help + " (default: mamba)");
+  check->add_option("--spec", chosen->spec, spec_help + " (default: " + std::string(harness::default_spec().name()) + ")");
   check->add_option("--impl", chosen->check_impls, implementation_help())->required();
   check->add_option("--cases", options.cases,
                     "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE, or as many as the budget allows)");
