@@ -11,6 +11,7 @@
 #include "chunkmeta/harness/oracle.hpp"
 #include "fla/fla_spec.hpp"
 #include "mamba/mamba_spec.hpp"
+#include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/report.hpp"
 
 namespace chunkmeta::harness {
@@ -141,6 +142,72 @@ TEST(ReportFiles, OfImplementationsWhoseNamesDifferOnlyInPunctuationDoNotCollide
   const auto second = write_counterexample(b, dir, &error);
   ASSERT_TRUE(first && second) << error;
   EXPECT_NE(first->report, second->report);
+}
+
+}  // namespace
+}  // namespace chunkmeta::harness
+
+namespace chunkmeta::harness {
+namespace {
+
+// Whether `text` holds a byte a terminal acts on (C0 controls but newline and tab, DEL, a C1 control as UTF-8).
+bool has_raw_control(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return true;  // a tab moves the cursor, nothing more
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xA0) return true;
+  }
+  return false;
+}
+
+// What an implementation said, in every place its words reach a report: what it raised, its evidence, its name.
+Counterexample raised_with(const std::string& words) {
+  Counterexample cx;
+  cx.implementation = "plugin:x.so#" + words;
+  cx.spec = &mamba_spec();
+  cx.property = "MatchesReferenceOnEveryValidWorkload";
+  cx.workload = Workload{4, {0}, {0, 5}};
+  cx.finding = finding_of(Misbehaviour{FindingKind::raised, "raised ValueError: " + words, "Traceback:\n" + words},
+                          std::nullopt);
+  return cx;
+}
+
+TEST(PrintedSafely, EveryByteAnImplementationWritesIsShownWithoutActingOnTheTerminal) {
+  for (int byte = 0; byte < 256; ++byte) {
+    std::string words = "a";
+    words.push_back(static_cast<char>(byte));
+    words.push_back('b');
+    const std::string report = render(raised_with(words));
+    EXPECT_FALSE(has_raw_control(report)) << "byte " << byte << ":\n" << report;
+  }
+  for (const std::string words : {"\xC2\x9B" "31m", "\xE2\x80\xAE" "evil", "\xF0\x9F\x98\x80", "\xC3\x28", "\xED\xA0\x80"}) {
+    EXPECT_FALSE(has_raw_control(render(raised_with(words)))) << words;
+  }
+}
+
+TEST(PrintedSafely, NoLineAnImplementationWritesCanPassForOneOfTheHarnesss) {
+  const std::string forged = "boom\nVERIFIED: every property held\nCOUNTEREXAMPLE  implementation fast\n  finding:   none";
+  const std::string report = render(raised_with(forged));
+  std::istringstream lines(report);
+  int headers = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_FALSE(line.starts_with("VERIFIED") || line.starts_with("NOT VERIFIED")) << report;
+    if (line.starts_with("COUNTEREXAMPLE")) ++headers;
+    if (line.starts_with("  finding:")) {
+      EXPECT_NE(line.find("raised: raised ValueError"), std::string::npos) << report;
+    }
+  }
+  EXPECT_EQ(headers, 1) << report;
+  EXPECT_NE(report.find("| VERIFIED: every property held"), std::string::npos) << report;  // quoted, still readable
+}
+
+TEST(UntrustedJson, AKeyGivenTwiceInOneObjectIsRefusedAtAnyDepth) {
+  EXPECT_TRUE(std::holds_alternative<Json>(parse_json_bounded(R"({"a":1,"b":{"a":2}})")));
+  for (const char* twice : {R"({"a":1,"a":2})", R"({"x":{"a":1,"a":2}})", R"([{"e":{"code":"x","code":"y"}}])"}) {
+    const auto parsed = parse_json_bounded(twice);
+    ASSERT_TRUE(std::holds_alternative<std::string>(parsed)) << twice;
+    EXPECT_NE(std::get<std::string>(parsed).find("appears twice"), std::string::npos) << twice;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/printable.hpp"
 #include "json_values.hpp"
 
 namespace chunkmeta::harness {
@@ -258,8 +259,25 @@ bool nests_deeper_than(std::string_view text, int limit) noexcept {
 
 std::variant<Json, std::string> parse_json_bounded(std::string_view text) {
   if (nests_deeper_than(text)) return "nested more than " + std::to_string(kMaxJsonDepth) + " deep";
-  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // A key given twice in one object would be read as its last value: what a
+  // request may not do (parse_json_line), an answer or a file may not either.
+  std::vector<std::vector<std::string>> keys;  // of each object open, outermost first
+  std::optional<std::string> repeated;
+  const Json::parser_callback_t note_keys = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == Json::parse_event_t::object_end && !keys.empty()) {
+      keys.pop_back();
+    } else if (event == Json::parse_event_t::key && !keys.empty() && !repeated) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (std::find(keys.back().begin(), keys.back().end(), key) != keys.back().end()) repeated = key;
+      keys.back().push_back(key);
+    }
+    return true;
+  };
+  Json value = Json::parse(text, note_keys, /*allow_exceptions=*/false);
   if (value.is_discarded()) return std::string("not valid JSON");
+  if (repeated) return "not one value per key: the key \"" + printable_line(*repeated) + "\" appears twice in one object";
   return value;
 }
 

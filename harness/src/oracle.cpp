@@ -1,5 +1,7 @@
 #include "chunkmeta/harness/oracle.hpp"
 
+#include "chunkmeta/harness/printable.hpp"
+
 #include <algorithm>
 #include <ostream>
 #include <sstream>
@@ -51,8 +53,11 @@ std::optional<Finding> compare_outcomes(const Spec& spec, const Outcome& expecte
 }
 
 Finding finding_of(const Misbehaviour& misbehaviour, std::optional<Outcome> expected) {
-  return Finding{misbehaviour.kind, misbehaviour.summary, std::move(expected), std::nullopt,
-                 std::nullopt,      std::nullopt,         misbehaviour.detail};
+  // The one way an implementation's own words enter a finding: made printable here (printable.hpp).
+  Finding finding{misbehaviour.kind, printable_line(misbehaviour.summary), std::move(expected), std::nullopt,
+                  std::nullopt,      std::nullopt,         printable_lines(misbehaviour.detail)};
+  finding.idle = misbehaviour.idle;
+  return finding;
 }
 
 std::optional<Finding> judge(const Spec& spec, const Workload& workload, const Answer& answer) {

@@ -1,5 +1,7 @@
 #include "chunkmeta/harness/plugin.hpp"
 
+#include "chunkmeta/harness/printable.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -239,14 +241,24 @@ std::variant<std::vector<Implementation>, std::string> load_plugin(const std::st
   if (handle == nullptr) return "cannot load plugin " + path + ": " + dlerror();
   std::vector<Implementation> found;
   std::string names;
+  std::vector<std::string> seen;
+  std::string misnamed;  // the first name that names nothing, or two implementations: the plugin's table is refused
   const auto offer = [&](const char* name_text, const char* description, const Spec& spec, std::uint32_t flags,
                          std::function<Answer(const Workload&)> compute) {
     const std::string name = name_text ? name_text : "";
-    names += (names.empty() ? "" : ", ") + name;
+    // A name is how --impl, reports and replays pick one implementation: one, unique, printable.
+    if (misnamed.empty() && (name.empty() || !is_printable_line(name) || name.find('#') != std::string::npos)) {
+      misnamed = "plugin " + path + ": an implementation is named \"" + printable_line(name) +
+                 "\" (a name must be non-empty, without '#' or control characters)";
+    } else if (misnamed.empty() && std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      misnamed = "plugin " + path + ": two implementations are named \"" + name + "\" (each name must pick one)";
+    }
+    seen.push_back(name);
+    names += (names.empty() ? "" : ", ") + printable_line(name);
     if (!wanted.empty() && name != wanted) return;
     Implementation out;
     out.name = "plugin:" + path + "#" + name;
-    out.description = description ? description : "";
+    out.description = printable_line(description ? description : "");
     out.spec = &spec;
     out.rejects_invalid_input = (flags & CHUNKMETA_REJECTS_INVALID_INPUT) != 0;
     out.compute = std::move(compute);
@@ -289,6 +301,7 @@ std::variant<std::vector<Implementation>, std::string> load_plugin(const std::st
     return "plugin " + path + " exports none of " + CHUNKMETA_PLUGIN_ENTRY_V3 + ", " + CHUNKMETA_PLUGIN_ENTRY_V2 +
            " and " + CHUNKMETA_PLUGIN_ENTRY_V1 + " (see <chunkmeta/plugin.h>)";
   }
+  if (!misnamed.empty()) return misnamed;
   if (found.empty()) {
     if (wanted.empty()) return "plugin " + path + " offers no implementation";
     return "plugin " + path + " has no implementation named " + wanted + " (it has: " + names + ")";

@@ -13,6 +13,8 @@
 #include <random>
 #include <sstream>
 
+#include "chunkmeta/harness/printable.hpp"
+
 namespace chunkmeta::harness {
 namespace {
 
@@ -58,15 +60,18 @@ const std::string& run_token() {
   return token;
 }
 
-// The first line after `label`, later lines aligned under it.
-std::string indented(const std::string& label, const std::string& text) {
-  std::string out = label;
+// `text` after `label`, each of its lines behind "| " and made printable.
+std::string quoted(const std::string& label, const std::string& text) {
+  std::string out;
   const std::string pad(label.size(), ' ');
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == '\n' && i + 1 < text.size()) out += pad;
+  const std::string lines = printable_lines(text);
+  std::size_t start = 0;
+  for (bool first = true; start < lines.size() || first; first = false) {
+    std::size_t end = lines.find('\n', start);
+    if (end == std::string::npos) end = lines.size();
+    out += (first ? label : pad) + "| " + lines.substr(start, end - start) + "\n";
+    start = end + 1;
   }
-  if (out.back() != '\n') out += '\n';
   return out;
 }
 
@@ -273,7 +278,7 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   const Spec& spec = *cx.spec;
   bool shortened = false;
   std::ostringstream os;
-  os << "COUNTEREXAMPLE  implementation " << cx.implementation << ", property " << cx.property;
+  os << "COUNTEREXAMPLE  implementation " << printable_line(cx.implementation) << ", property " << cx.property;
   if (&spec != &default_spec()) os << ", spec " << spec.name();
   os << "\n"
      << "  finding:   " << to_string(cx.finding.kind) << ": " << cx.finding.summary << "\n"
@@ -297,7 +302,8 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   }
   if (cx.finding.divergence) os << "  first divergence: " << *cx.finding.divergence << "\n";
   if (cx.finding.invariant) os << "  " << *cx.finding.invariant << "\n";
-  if (!cx.finding.detail.empty()) os << indented("  detail:    ", cx.finding.detail);
+  // The implementation's own evidence, quoted line by line: none of it can pass for a line of the harness's.
+  if (!cx.finding.detail.empty()) os << quoted("  detail:    ", cx.finding.detail);
   if (cx.finding.kind == FindingKind::accepted_invalid) {
     // The contract of an engine function: its callers validate; say how to check it so.
     os << "  note:      an engine function whose callers validate its input is checked with valid workloads\n"

@@ -48,10 +48,23 @@ struct Misbehaviour {
   std::string detail;   // evidence: the end of its stderr, the line it printed, a traceback
   double limit_seconds = 0;  // timed_out: the limit that ran out (what a re-confirmation doubles)
   bool asked_twice = false;  // timed_out: the door already asked it again with the ordinary limit
+  // timed_out: it sat idle (no CPU, nothing running) with its answer due: stuck, not slow, so no
+  // longer limit can change it (the run loop does not ask it again).
+  bool idle = false;
 };
 
 // What an implementation gives back for one workload.
 using Answer = std::variant<Outcome, Misbehaviour>;
+
+// An answer to a call a door made on its own, outside the run's cases: the
+// warm-up of each process it starts, a Python function's first calls. Every
+// answer is judged, these too (engine: judge_own_calls), so that a function
+// wrong only on its first call (a lazy set-up) is a finding.
+struct OwnCall {
+  Workload workload;
+  Answer answer;
+  std::string when;  // "call 1 of process 2, its warm-up"
+};
 
 struct Implementation {
   std::string name;
@@ -76,6 +89,12 @@ struct Implementation {
   // longer limit (CallBudget::confirmation_limit). The run loop re-confirms a
   // timeout with it before it counts as a finding.
   std::function<Answer(const Workload&, double expired)> confirm;
+  // Optional, for a door that calls the implementation on its own (OwnCall):
+  // hands over the answers of those calls since the last time it was asked.
+  std::function<std::vector<OwnCall>()> take_own_calls;
+  // Optional: makes the door's own first calls now and waits for them, so
+  // that they are judged before any workload is sent (engine::check).
+  std::function<void()> warm_up;
 };
 
 // Answers for a prefix of `workloads` (at least one, at most all): one

@@ -30,6 +30,7 @@ struct Finding {
   std::optional<Divergence> divergence;
   std::optional<InvariantViolation> invariant;
   std::string detail;  // a misbehaviour's evidence (stderr, the printed line), else empty
+  bool idle = false;   // timed_out while idle: stuck (Misbehaviour::idle), confirmed as it is
 };
 
 // A workload tied to the main one by a metamorphic relation ("left half", ...).
