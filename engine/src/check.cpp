@@ -196,9 +196,33 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
   CheckResult result;
   SuiteOptions suite = options.suite;
   if (!suite.progress) suite.progress = options.progress;
+  // The doors' own first calls (a program's warm-up) are made and judged before anything is sent:
+  // one that misbehaves there (stuck, ended) would do so again for every workload, so it is
+  // reported at once and sent nothing more. A wrong first answer that only a first call gives
+  // leads its suite's results; one its workload gets whenever it is asked is an ordinary bug,
+  // which the properties find, shrink and report as such: it is reported here only if they do not.
+  std::map<std::string, PropertyResult> first_calls_failed;
+  std::map<std::string, PropertyResult> unless_the_properties_fail;
+  std::vector<harness::Implementation> answering;
+  for (const auto& impl : implementations) {
+    if (impl.warm_up && !(suite.stop_requested && suite.stop_requested())) impl.warm_up();
+    bool whenever_asked = false;
+    auto own = judge_own_calls(impl, suite, table, &whenever_asked);
+    const bool misbehaved = own && own->counterexample && harness::is_misbehaviour(own->counterexample->finding.kind);
+    if (own && !misbehaved && whenever_asked && options.generate) {
+      unless_the_properties_fail.emplace(impl.name, std::move(*own));
+    } else if (own) {
+      first_calls_failed.emplace(impl.name, std::move(*own));
+    }
+    if (!misbehaved) answering.push_back(impl);
+  }
+  const auto first_calls_misbehaved = [&](const std::string& name) {
+    return first_calls_failed.contains(name) &&
+           std::none_of(answering.begin(), answering.end(), [&](const harness::Implementation& i) { return i.name == name; });
+  };
   if (!options.corpus.empty()) {
     tell("Replaying the corpus...\n");
-    result.replay = replay_corpus(implementations, options.corpus, [&](const Workload& w) {
+    result.replay = replay_corpus(answering, options.corpus, [&](const Workload& w) {
       return outside_domain(table, suite, w);
     });
     tell(result.replay.text);
@@ -209,6 +233,29 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
     if (result.replay.text.size() > before) tell("Smallest failing corpus workloads, shrunk:\n" + result.replay.text.substr(before));
   }
   for (const auto& impl : implementations) {
+    if (first_calls_misbehaved(impl.name)) {
+      SuiteResult alone;
+      alone.table = &table;
+      alone.properties.push_back(first_calls_failed.at(impl.name));
+      const std::string why = "its first calls already misbehaved (" +
+                              std::string(harness::to_string(alone.properties.front().counterexample->finding.kind)) +
+                              "): every workload would meet the same";
+      for (const auto& property : table.properties) {
+        if (property.scope == Scope::library && !suite.include_library) continue;
+        if (!suite.only.empty() && std::find(suite.only.begin(), suite.only.end(), property.name) == suite.only.end())
+          continue;
+        PropertyResult not_run;
+        not_run.property = property.name;
+        not_run.implementation = impl.name;
+        not_run.passed = true;
+        not_run.not_run = true;
+        not_run.stopped = why;
+        alone.properties.push_back(std::move(not_run));
+      }
+      tell("Not verifying " + impl.name + ": " + why + ".\n");
+      result.suites.push_back(std::move(alone));
+      continue;
+    }
     if (!options.generate) break;
     if (result.replay.failed(impl.name) && !options.properties_after_replay_failure) {
       tell("Properties not run for " + impl.name +
@@ -221,6 +268,30 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
          "...\n");
     result.suites.push_back(run_suite(table, impl, suite));
     suite.include_library = false;
+    auto& properties = result.suites.back().properties;
+    if (auto early = first_calls_failed.find(impl.name); early != first_calls_failed.end()) {
+      properties.insert(properties.begin(), std::move(early->second));
+      first_calls_failed.erase(early);
+    }
+    if (auto held = unless_the_properties_fail.find(impl.name);
+        held != unless_the_properties_fail.end() && result.suites.back().passed()) {
+      properties.insert(properties.begin(), std::move(held->second));  // never VERIFIED past a wrong answer
+    }
+  }
+  // Where no suite ran (the replay alone, or its failure first), the doors' own calls are judged all the same.
+  for (const auto& impl : implementations) {
+    const bool suite_ran = std::any_of(result.suites.begin(), result.suites.end(), [&](const SuiteResult& s) {
+      return !s.properties.empty() && s.properties.front().implementation == impl.name;
+    });
+    if (suite_ran) continue;
+    auto own = first_calls_failed.contains(impl.name) ? std::optional(first_calls_failed.at(impl.name))
+                                                      : judge_own_calls(impl, suite, table);
+    if (own) {
+      SuiteResult alone;
+      alone.table = &table;
+      alone.properties.push_back(std::move(*own));
+      result.suites.push_back(std::move(alone));
+    }
   }
   result.text = (options.corpus.empty() ? "" : result.replay.text) + summarize(result.suites) + result.verdict();
   return result;

@@ -89,6 +89,7 @@ void Round::ask_timeouts_again(std::span<const Workload> asks, std::vector<Answe
     if (!timed_out(answers[a])) continue;
     const auto& timeout = std::get<harness::Misbehaviour>(answers[a]);
     if (limit == Limit::ordinary && timeout.asked_twice) continue;  // the door asked it again already
+    if (timeout.idle) continue;  // stuck (idle with its answer due), not slow: asking again changes nothing
     const double expired = timeout.limit_seconds;
     const auto start = Clock::now();
     Answer again = limit == Limit::longer ? impl_.confirm(asks[a], expired) : impl_.compute(asks[a]);

@@ -112,7 +112,12 @@ Failure Round::shrink(Failure failure, detail::ShrinkWatch& watch) {
 }
 
 bool Round::unconfirmed_timeout(const Counterexample& cx) const {
-  return cx.finding.kind == harness::FindingKind::timed_out && impl_.confirm && !timeout_confirmed_before();
+  // A program found idle with its answer due is stuck: no longer limit changes that. Once the run
+  // is interrupted, the doors answer with the reference: a timeout is then reported as it stands
+  // ("not fully shrunk (interrupted)"), never withdrawn by an answer that was not the program's.
+  const bool interrupted = options_.stop_requested && options_.stop_requested();
+  return cx.finding.kind == harness::FindingKind::timed_out && !cx.finding.idle && impl_.confirm &&
+         !timeout_confirmed_before() && !interrupted;
 }
 
 std::optional<Failure> Round::asked_again(Failure failure) {

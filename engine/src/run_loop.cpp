@@ -185,7 +185,50 @@ PropertyResult not_run(const Property& property, const Implementation& impl, con
 
 constexpr double kAfterMinimalShrinkSeconds = 10;
 
+// The answers to the door's own calls since it was last asked (OwnCall),
+// judged like a case's; the first wrong one in the stated domain is a failure
+// of its own. A first call has nothing to shrink: the workload is the door's
+// smallest, and it is asked once more to say whether only a first call fails.
+std::optional<PropertyResult> judged_own_calls(const Implementation& impl, const SuiteOptions& options,
+                                               const PropertyTable& table, bool* fails_whenever_asked = nullptr) {
+  if (!impl.take_own_calls) return std::nullopt;
+  for (auto& call : impl.take_own_calls()) {
+    if (!outside_domain(table, options, call.workload).empty()) continue;
+    auto finding = harness::judge(*impl.spec, call.workload, call.answer);
+    if (!finding) continue;
+    Counterexample cx;
+    cx.implementation = impl.name;
+    cx.spec = impl.spec;
+    cx.property = std::string(kOwnCallsProperty);
+    cx.workload = call.workload;
+    cx.finding = std::move(*finding);
+    const bool again = harness::judge(*impl.spec, call.workload, impl.compute(call.workload)).has_value();
+    if (fails_whenever_asked != nullptr) *fails_whenever_asked = again;
+    cx.reproduce = "the answer to " + call.when + "; asked the same workload again, it answered " +
+                   (again ? "no better: it fails on that workload whenever it is asked" : "right: only a first call fails (a lazy set-up?)");
+    PropertyResult result;
+    result.property = cx.property;
+    result.implementation = impl.name;
+    result.passed = false;
+    result.planned = 0;
+    std::string error;
+    if (options.write_reports) {
+      result.files = harness::write_counterexample(cx, report_dir_of(options), &error);
+      if (!result.files) result.message = "could not write the report: " + error;
+    }
+    result.seed = seed_of(options);
+    result.counterexample = std::move(cx);
+    return result;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<PropertyResult> judge_own_calls(const Implementation& implementation, const SuiteOptions& options,
+                                              const PropertyTable& table, bool* fails_whenever_asked) {
+  return judged_own_calls(implementation, options, table, fails_whenever_asked);
+}
 
 PropertyResult run_property(const Property& property, const Implementation& implementation,
                             const SuiteOptions& options, const PropertyTable* table) {
@@ -209,6 +252,17 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
   SuiteOptions share = options;
   if (options.time_budget_seconds > 0 && options.min_cases <= 0 && !options.deadline)
     share.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_seconds));
+  // Every answer is judged, the door's own calls' too: after each property,
+  // those made since (a restarted process's warm-up), until one is wrong.
+  bool own_calls_failed = false;
+  const auto own_calls = [&] {
+    if (own_calls_failed) return;
+    if (auto failed = judged_own_calls(impl, options, table)) {
+      suite.properties.push_back(std::move(*failed));
+      own_calls_failed = true;
+    }
+  };
+  own_calls();
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const Property& property = *selected[i];
     if (not_applicable(property, impl)) {
@@ -243,6 +297,7 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
                                              kAfterMinimalShrinkSeconds);
     }
     suite.properties.push_back(std::move(result));
+    own_calls();
     std::string ended;
     if (options.stop_at_first_failure && !suite.properties.back().passed) ended = "stopped at the first failure";
     if (options.stop_requested && options.stop_requested()) ended = "interrupted";

@@ -9,11 +9,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/spec.hpp"
@@ -158,6 +164,109 @@ std::optional<int> kill_descendants(pid_t implementation) {
       end_like(status);
     }
   }
+}
+
+namespace {
+
+// /proc/PID/stat's state and CPU ticks (utime + stime); false if it is gone.
+bool read_stat(long pid, char& state, long long& ticks) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t got = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (got <= 0) return false;
+  buf[got] = '\0';
+  const char* after_name = std::strrchr(buf, ')');  // the command's name may hold spaces and parentheses
+  if (after_name == nullptr) return false;
+  unsigned long utime = 0, stime = 0;
+  // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+  if (std::sscanf(after_name + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &state, &utime, &stime) != 3)
+    return false;
+  ticks = static_cast<long long>(utime + stime);
+  return true;
+}
+
+// The CPU ticks of `root` and its descendants, and whether one of them runs (R) or waits on I/O (D).
+std::pair<long long, bool> activity(pid_t root) {
+  long long ticks = 0;
+  bool busy = false;
+  std::vector<long> pending{root};
+  for (std::size_t seen = 0; !pending.empty() && seen < 4096; ++seen) {
+    const long pid = pending.back();
+    pending.pop_back();
+    char state = '?';
+    long long own = 0;
+    if (!read_stat(pid, state, own)) continue;
+    ticks += own;
+    if (pid != root && (state == 'R' || state == 'D')) busy = true;
+    char path[96];
+    std::snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", pid, pid);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    const ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0) continue;
+    buf[got] = '\0';
+    for (char* at = buf; *at != '\0';) {
+      char* end = nullptr;
+      const long child = std::strtol(at, &end, 10);
+      if (end == at) break;
+      pending.push_back(child);
+      at = end;
+    }
+  }
+  return {ticks, busy};
+}
+
+}  // namespace
+
+bool IdleWatch::idle() {
+  const auto [ticks, busy] = activity(guard_);
+  if (busy || ticks != ticks_) {
+    ticks_ = busy ? -1 : ticks;
+    since_ = Clock::now();
+    return false;
+  }
+  return seconds_since(since_) >= kIdleSeconds;
+}
+
+double IdleWatch::idle_seconds() const { return ticks_ < 0 ? 0 : seconds_since(since_); }
+
+namespace {
+std::atomic<bool> stop_flag{false};
+// Made before main runs: a signal handler may need it before anything else did.
+const std::array<int, 2> stop_pipe = [] {
+  int ends[2] = {-1, -1};
+  if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) return std::array<int, 2>{-1, -1};
+  return std::array<int, 2>{ends[0], ends[1]};
+}();
+}  // namespace
+
+void request_stop() noexcept {
+  stop_flag.store(true);
+  if (stop_pipe[1] >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t wrote = write(stop_pipe[1], &byte, 1);
+  }
+}
+
+bool stop_requested() noexcept { return stop_flag.load(); }
+
+int stop_fd() { return stop_pipe[0]; }
+
+std::optional<int> reap_guard(pid_t guard_pid, bool wait) {
+  int status = 0;
+  pid_t done;
+  do {
+    done = waitpid(guard_pid, &status, wait ? 0 : WNOHANG);
+  } while (done < 0 && errno == EINTR);
+  if (done != guard_pid) return std::nullopt;
+  kill(-guard_pid, SIGKILL);  // its group outlives it only when it was killed: then no one else ends it
+  return status;
 }
 
 std::vector<std::string> child_environment() {

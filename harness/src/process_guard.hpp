@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,41 @@ int lifeline();
 // fd 4), it kills the implementation and every descendant first. Only
 // async-signal-safe calls: the harness forks it with threads running.
 [[noreturn]] void guard(pid_t child);
+
+// Whether a program is at work: the CPU time of the guard's descendants
+// (/proc), and whether any of them is running or in uninterruptible I/O.
+// A program that uses no CPU and runs nothing while its answer is due is
+// stuck (a sleep, a read of more input after an unflushed answer), not slow:
+// the doors say so after kIdleSeconds rather than wait out a timeout.
+inline constexpr double kIdleSeconds = 2.0;
+class IdleWatch {
+ public:
+  explicit IdleWatch(pid_t guard) : guard_(guard) {}
+  // Called as a wait goes on; true once the program has been idle for kIdleSeconds.
+  bool idle();
+  // Something arrived from it, or was sent: it is at work.
+  void reset() { ticks_ = -1; }
+  double idle_seconds() const;
+
+ private:
+  pid_t guard_;
+  long long ticks_ = -1;  // CPU ticks when it was last seen idle, -1: not idle
+  Clock::time_point since_{};
+};
+
+// A stop asked of every wait on a program (Ctrl-C, SIGTERM): the doors'
+// waits watch stop_fd() and end at once, answering what is left with the
+// reference (no finding; the run loop sees its own stop_requested and reports
+// "interrupted"). request_stop() is async-signal-safe: a signal handler calls it.
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+int stop_fd();  // readable once request_stop() was called (-1 if the pipe could not be made)
+
+// Reaps a guard (waitpid) and kills whatever is left in its process group:
+// a guard killed from inside (`kill -9 $PPID` in the command) could not end
+// the processes it guarded, and nothing may outlive the run. Returns the
+// guard's status; `wait` false: only if it has ended (nullopt otherwise).
+std::optional<int> reap_guard(pid_t guard, bool wait);
 
 // The environment of every program started: ours, offering the binary answer
 // and describing every spec (so a program that serves any spec, like the

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -65,6 +66,7 @@ struct Subprocess::State {
     int from_child = -1;
     int errors = -1;
     int control = -1;  // closing it asks the guard to kill everything it guards
+    std::uint64_t warm_up_id = 0;  // the id of its first warm-up line
   };
 
   std::optional<Child> spawn() {
@@ -138,12 +140,11 @@ struct Subprocess::State {
     control = -1;
     int status = 0;
     for (int i = 0; i < 500; ++i) {
-      if (waitpid(guard_pid, &status, WNOHANG) == guard_pid) return status;
+      if (const auto ended = process::reap_guard(guard_pid, false)) return *ended;
       usleep(i < 50 ? 200 : 10000);
     }
     kill(-guard_pid, SIGKILL);
-    waitpid(guard_pid, &status, 0);
-    return status;
+    return process::reap_guard(guard_pid, true).value_or(status);
   }
 
   // Once a process has been killed or has died, the next one is started ahead
@@ -163,34 +164,61 @@ struct Subprocess::State {
 
   // Sends the warm-up lines to a new process (best effort: a pipe of a fresh
   // process has room for two short lines).
-  void send_warm_up(const Child& child) {
+  void send_warm_up(Child& child) {
+    child.warm_up_id = next_id;
     std::string lines = encode(warm_up_workload(), next_id++);
     lines += encode(warm_up_workload(), next_id++);
     if (write(child.to_child, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) return;
   }
 
+  // The warm-up's answers, judged like every other (OwnCall): a program wrong
+  // on its first calls only is a finding. Guarded: the run loop takes them
+  // between properties, while a batch may be fetched on another thread.
+  std::mutex own_calls_mutex;
+  std::vector<OwnCall> own_calls;
+
+  void keep_own_call(Answer answer, int call) {
+    std::lock_guard lock(own_calls_mutex);
+    own_calls.push_back(OwnCall{warm_up_workload(), std::move(answer),
+                                "call " + std::to_string(call) + " of process " + std::to_string(stats.starts + 1) +
+                                    ", its warm-up (before any case was sent to it)"});
+  }
+
   // Waits for a new process's answers to its warm-up (at most the timeout, and
   // at least 30 s: start-up is not what the timeout is for), takes the second
-  // one's time, and drops them. False if they never came.
+  // one's time, and keeps both answers to be judged. False if they never came,
+  // or the stream is not to be trusted after them (the answers kept say why).
   bool warmed_up(Child& child) {
-    std::string got;
     const auto deadline = process::Clock::now() + std::chrono::duration<double>(std::max(options.timeout_seconds, 30.0));
-    const auto frames = [&got] {
-      const std::size_t first = first_frame(got, 0).end;
-      return first == 0 ? 0 : first_frame(std::string_view(got).substr(first), 0).end == 0 ? 1 : 2;
-    };
+    AnswerDecoder warm_up(*spec);
+    warm_up.begin_batch(child.warm_up_id);
+    std::vector<Answer> answers;
+    std::optional<Misbehaviour> broken;
     std::optional<process::Clock::time_point> first_answer;
-    while (frames() < 2) {
+    std::size_t got = 0;
+    process::IdleWatch idle(child.pid);
+    while (answers.size() < 2 && !broken) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - process::Clock::now()).count();
       if (left <= 0) return false;
       // Its stderr is read too: a program that writes more than a pipe holds
       // there before answering would otherwise wait on us until the deadline.
-      pollfd p[2] = {{child.from_child, POLLIN, 0}, {child.errors, POLLIN, 0}};
-      const int ready = poll(p, child.errors >= 0 ? 2 : 1, static_cast<int>(left));
+      pollfd p[3] = {{child.from_child, POLLIN, 0}, {process::stop_fd(), POLLIN, 0}, {child.errors, POLLIN, 0}};
+      const int ready = poll(p, child.errors >= 0 ? 3 : 2, static_cast<int>(std::min<long long>(left, kIdleCheckMs)));
+      if (process::stop_requested()) return false;
       if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) return false;
+      if (ready < 0) return false;
+      if (ready == 0) {
+        // Start-up takes CPU (an interpreter, imports); a program idle with both answers due is stuck.
+        if (!idle.idle()) continue;
+        Misbehaviour stuck{FindingKind::timed_out, idle_summary(idle.idle_seconds(), "its warm-up (two one-row workloads)"),
+                           ""};
+        stuck.idle = true;
+        stuck.limit_seconds = idle.idle_seconds();
+        broken = std::move(stuck);
+        break;
+      }
       char buf[1 << 16];
-      if (p[1].revents != 0) {
+      if (child.errors >= 0 && p[2].revents != 0) {
         const ssize_t n = read(child.errors, buf, sizeof buf);
         if (n > 0) stderr_tail.append(buf, static_cast<std::size_t>(n));
         if (n == 0) {
@@ -200,22 +228,55 @@ struct Subprocess::State {
       }
       if (p[0].revents == 0) continue;
       const ssize_t n = read(child.from_child, buf, sizeof buf);
-      if (n == 0) return false;
-      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
-      if (got.size() > 2 * kWarmUpAnswerBytes) return false;  // not the two short answers it was asked for
-      if (!first_answer && frames() >= 1) first_answer = process::Clock::now();
+      if (n == 0) {
+        broken = Misbehaviour{FindingKind::crashed, "closed its output during its warm-up, before answering it", ""};
+        ended_in_warm_up = true;
+        break;
+      }
+      if (n < 0) continue;
+      idle.reset();
+      got += static_cast<std::size_t>(n);
+      broken = warm_up.take(std::string_view(buf, static_cast<std::size_t>(n)), 2, 2, answers);
+      if (!broken && got > 2 * kWarmUpAnswerBytes && answers.size() < 2) {
+        broken = Misbehaviour{FindingKind::malformed_output,
+                              "printed more than " + std::to_string(2 * kWarmUpAnswerBytes) +
+                                  " bytes for its warm-up's two one-row answers",
+                              "the output: " + shortened_line(warm_up.pending())};
+      }
+      if (!first_answer && !answers.empty()) first_answer = process::Clock::now();
     }
-    const double second = first_answer ? process::seconds_since(*first_answer) : 0;
-    budget.measured(units_of(warm_up_workload()), second);
     // Anything after the warm-up's answers belongs to no request: the stream is then not trusted.
-    const std::size_t first = first_frame(got, 0).end;
-    return first + first_frame(std::string_view(got).substr(first), 0).end == got.size();
+    if (!broken && warm_up.holds_unasked_output()) {
+      broken = Misbehaviour{FindingKind::malformed_output,
+                            "printed more after its answers to its two warm-up lines (an extra or repeated line)",
+                            "the output: " + shortened_line(warm_up.pending())};
+    }
+    for (std::size_t i = 0; i < answers.size(); ++i) keep_own_call(std::move(answers[i]), static_cast<int>(i + 1));
+    if (broken) {
+      keep_own_call(with_evidence(std::move(*broken)), static_cast<int>(answers.size() + 1));
+      return false;
+    }
+    budget.measured(units_of(warm_up_workload()), first_answer ? process::seconds_since(*first_answer) : 0);
+    return true;
   }
 
-  void discard(Child& child) {
-    end_guard(child.pid, child.control);
-    for (int fd : {child.to_child, child.from_child, child.errors}) close(fd);
+  // How a discarded process ended ("exited with status 1"...).
+  std::string discard(Child& child) {
+    const int status = end_guard(child.pid, child.control);
+    for (int fd : {child.to_child, child.from_child, child.errors}) {
+      if (fd >= 0) close(fd);
+    }
+    return process::describe_status(status);
   }
+
+  // Polls in slices this long while a program's answer is due, to see whether it is idle.
+  static constexpr long long kIdleCheckMs = 250;
+  static std::string idle_summary(double seconds, const std::string& what) {
+    return "sat idle for " + std::to_string(seconds).substr(0, 4) + " s (no CPU time, nothing running) with its answer to " +
+           what + " due: stuck, not slow (waiting for more input? an answer printed but not flushed: flush after each "
+           "line; killed)";
+  }
+  bool ended_in_warm_up = false;  // the warm-up's crash: the status of the process is added to it
 
   // Every process takes its first workload only once warm, so its start-up
   // (an interpreter, torch: seconds, more on a loaded machine) never counts
@@ -234,10 +295,17 @@ struct Subprocess::State {
     bool warm = false;
     stderr_tail.clear();  // what this process writes to stderr from its start on is its evidence
     if (child) {
+      ended_in_warm_up = false;
       warm = warmed_up(*child);
       if (!warm) {
-        discard(*child);
-        child = spawn();
+        const std::string how = discard(*child);
+        if (ended_in_warm_up) {
+          std::lock_guard lock(own_calls_mutex);
+          if (!own_calls.empty()) {
+            if (auto* crash = std::get_if<Misbehaviour>(&own_calls.back().answer)) crash->summary += " (the process " + how + ")";
+          }
+        }
+        child = process::stop_requested() ? std::nullopt : spawn();
       }
     }
     if (!child) return;
@@ -286,7 +354,9 @@ struct Subprocess::State {
       if (to_child >= 0) close(to_child);
       to_child = -1;
       for (int i = 0; i < 50 && !reaped; ++i) {
-        reaped = waitpid(pid, &status, WNOHANG) == pid;
+        const auto ended = process::reap_guard(pid, false);
+        reaped = ended.has_value();
+        if (reaped) status = *ended;
         if (!reaped) usleep(10000);
       }
     }
@@ -305,7 +375,9 @@ struct Subprocess::State {
     // (Its guard reaps what it left behind before it ends.)
     bool reaped = false;
     for (int i = 0; i < 20 && !reaped; ++i) {
-      reaped = waitpid(pid, &status, WNOHANG) == pid;
+      const auto ended = process::reap_guard(pid, false);
+      reaped = ended.has_value();
+      if (reaped) status = *ended;
       if (!reaped) usleep(5000);
     }
     if (!reaped) {

@@ -44,13 +44,26 @@ Answer Subprocess::ask_again(const Workload& workload, double expired) {
 }
 
 const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }
+
+std::vector<OwnCall> Subprocess::take_own_calls() {
+  std::lock_guard lock(state_->own_calls_mutex);
+  return std::exchange(state_->own_calls, {});
+}
 const SubprocessOptions& Subprocess::options() const noexcept { return state_->options; }
 
 std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   State& s = *state_;
   std::vector<Answer> answers;
   if (workloads.empty()) return answers;
+  // Stopped (Ctrl-C): what is left is answered by the reference, which judges nothing; the run ends.
+  const auto stopped = [&] {
+    if (s.running()) s.stop(false);
+    for (std::size_t i = answers.size(); i < workloads.size(); ++i) answers.emplace_back(s.spec->reference(workloads[i]));
+    return answers;
+  };
+  if (process::stop_requested()) return stopped();
   if (!s.running()) s.start();
+  if (process::stop_requested()) return stopped();
   if (!s.running()) {
     answers.emplace_back(std::in_place_type<Misbehaviour>,
                          Misbehaviour{FindingKind::crashed, "could not be started: " + s.start_error.value_or("?"),
@@ -71,6 +84,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   std::size_t out_offset = 0;
   auto last_progress = Clock::now();
   bool stdin_open = true;
+  process::IdleWatch idle(s.pid);  // a program idle with an answer due is stuck: no need to wait out its limit
   // The work units of the oldest unanswered workload (for its time budget), and its index.
   std::size_t pending_units_of = static_cast<std::size_t>(-1);
   double pending_units = 1;
@@ -105,7 +119,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     if (!stdin_open && answers.size() == sent) {
       return fail(s.misbehaviour(FindingKind::crashed, "closed its input before it was sent this workload"), true);
     }
-    pollfd fds[3] = {{s.from_child, POLLIN, 0}, {s.errors, POLLIN, 0}, {-1, POLLOUT, 0}};
+    pollfd fds[4] = {{s.from_child, POLLIN, 0}, {s.errors, POLLIN, 0}, {-1, POLLOUT, 0}, {process::stop_fd(), POLLIN, 0}};
     if (stdin_open && out_offset < outbuf.size()) fds[2].fd = s.to_child;
     if (pending_units_of != answers.size()) {
       pending_units_of = answers.size();
@@ -133,6 +147,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       out_offset = 0;
       stdin_open = true;
       last_progress = Clock::now();
+      idle = process::IdleWatch(s.pid);
       continue;
     }
     if (left <= 0) {
@@ -165,8 +180,17 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       }
     }
     const auto wait_start = Clock::now();
-    const int ready = poll(fds, 3, std::max(1, static_cast<int>(wait * 1000)));
+    const int slice = static_cast<int>(std::min<double>(wait * 1000, State::kIdleCheckMs));
+    const int ready = poll(fds, 4, std::max(1, slice));
     s.stats.wait_seconds += seconds_since(wait_start);
+    if (process::stop_requested()) return stopped();
+    if (ready == 0 && answers.size() < sent && out_offset == outbuf.size() && idle.idle()) {
+      Misbehaviour stuck = s.misbehaviour(FindingKind::timed_out, State::idle_summary(idle.idle_seconds(), "this workload"));
+      stuck.idle = true;
+      stuck.limit_seconds = seconds_since(last_progress);
+      return fail(std::move(stuck), true);
+    }
+    if (ready > 0 && (fds[0].revents != 0 || fds[2].revents != 0)) idle.reset();
     if (ready < 0) {
       if (errno == EINTR) continue;
       return fail(s.misbehaviour(FindingKind::crashed, std::string("poll failed: ") + std::strerror(errno)), true);
@@ -228,6 +252,12 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   }
   return answers;
 }
+void stop_every_wait() noexcept { process::request_stop(); }
+
+void Subprocess::warm_up() {
+  if (!state_->running() && !process::stop_requested()) state_->start();
+}
+
 Implementation subprocess_implementation(std::string name, const Spec& spec, const SubprocessOptions& options,
                                          std::shared_ptr<Subprocess>* handle) {
   auto process = std::make_shared<Subprocess>(options, spec);
@@ -243,6 +273,8 @@ Implementation subprocess_implementation(std::string name, const Spec& spec, con
   impl.compute_batch = [process](std::span<const Workload> ws) { return process->run(ws); };
   impl.shrinking = [process](bool shrinking) { process->set_shrinking(shrinking); };
   impl.confirm = [process](const Workload& w, double expired) { return process->ask_again(w, expired); };
+  impl.take_own_calls = [process] { return process->take_own_calls(); };
+  impl.warm_up = [process] { process->warm_up(); };
   return impl;
 }
 

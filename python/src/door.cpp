@@ -6,11 +6,17 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arrays.hpp"
@@ -18,6 +24,7 @@
 #include "chunkmeta/harness/call_budget.hpp"
 #include "chunkmeta/harness/corpus.hpp"
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/printable.hpp"
 #include "chunkmeta/properties/generators.hpp"
 #include "chunkmeta/properties/tables.hpp"
 #include "module.hpp"
@@ -44,25 +51,68 @@ const Spec& spec_named(const std::string& name) {
 // chunkmeta._ShrinkTimeout, which check()'s SIGALRM handler raises (from __init__.py).
 py::object* shrink_timeout_type = nullptr;
 
-// A raised exception that names a rule (code, field, index, like
-// chunkmeta.InvalidWorkload) is a rejection; anything else is a finding.
+// What Python code under test gives as text (str() of what it raised or
+// returned): whatever it is, a string; if str() itself raises, that is said.
+std::string text_of(py::handle value, const char* how = "str") {
+  try {
+    return std::string(how) == "repr" ? py::repr(value).cast<std::string>() : py::str(value).cast<std::string>();
+  } catch (py::error_already_set& also) {
+    std::string type = "an exception";
+    try {
+      type = py::str(also.type().attr("__name__")).cast<std::string>();
+    } catch (py::error_already_set&) {
+    }
+    return "(" + std::string(how) + "() of it raised " + type + ")";
+  } catch (std::exception&) {
+    return "(" + std::string(how) + "() of it gave no text)";
+  }
+}
+
+// The rejection an exception names (code, field and index, like
+// chunkmeta.InvalidWorkload), or nullopt: any attribute missing, raising,
+// unknown, or an index that is no entry's (not an int, or beyond int64).
+std::optional<Error> rejection_named(const py::object& error) {
+  try {
+    if (!py::hasattr(error, "code") || !py::hasattr(error, "field") || !py::hasattr(error, "index")) return std::nullopt;
+    const py::object code_given = error.attr("code");
+    const py::object field_given = error.attr("field");
+    if (!py::isinstance<py::str>(code_given) || !py::isinstance<py::str>(field_given)) return std::nullopt;
+    const auto code = parse_error_code(code_given.cast<std::string>());
+    const auto field = harness::known_field(field_given.cast<std::string>());
+    const py::object index = error.attr("index");
+    if (!code || !field) return std::nullopt;
+    if (index.is_none()) return Error{*code, *field, Error::kNoIndex, 0, 0};
+    if (!PyLong_Check(index.ptr()) || PyBool_Check(index.ptr())) return std::nullopt;
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0 || (value == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    return Error{*code, *field, static_cast<std::int64_t>(value), 0, 0};
+  } catch (py::error_already_set&) {
+    return std::nullopt;
+  }
+}
+
+// A raised exception that names a rule is a rejection; anything else is a
+// finding, with its type, text and traceback, however odd the exception.
 Answer answer_for_exception(py::error_already_set& raised) {
   const py::object error = raised.value();
-  if (py::hasattr(error, "code") && py::hasattr(error, "field") && py::hasattr(error, "index")) {
-    const auto code = parse_error_code(py::str(error.attr("code")).cast<std::string>());
-    const auto field = harness::known_field(py::str(error.attr("field")).cast<std::string>());
-    const py::object index = error.attr("index");
-    if (code && field && (index.is_none() || PyLong_Check(index.ptr()))) {
-      return Outcome(Error{*code, *field, index.is_none() ? Error::kNoIndex : index.cast<std::int64_t>(), 0, 0});
-    }
+  if (auto rejection = rejection_named(error)) return Outcome(*rejection);
+  std::string type = "an exception";
+  try {
+    type = py::str(error.get_type().attr("__name__")).cast<std::string>();
+  } catch (py::error_already_set&) {
   }
-  const std::string type = py::str(error.get_type().attr("__name__"));
-  const std::string message = py::str(error);
+  const std::string message = text_of(error);
   std::string traceback;
   try {
     const py::object trace = raised.trace() ? py::reinterpret_borrow<py::object>(raised.trace()) : py::none();
     const py::object lines = py::module_::import("traceback").attr("format_exception")(raised.type(), error, trace);
     traceback = py::str("").attr("join")(lines).cast<std::string>();
+  } catch (py::error_already_set&) {
+    traceback = type + ": " + message;
   } catch (std::exception&) {
     traceback = type + ": " + message;
   }
@@ -70,8 +120,7 @@ Answer answer_for_exception(py::error_already_set& raised) {
 }
 
 Misbehaviour malformed(py::handle result, std::string summary) {
-  return Misbehaviour{FindingKind::malformed_output, std::move(summary),
-                      py::repr(result).cast<std::string>().substr(0, 400)};
+  return Misbehaviour{FindingKind::malformed_output, std::move(summary), text_of(result, "repr").substr(0, 400)};
 }
 
 const char* count_word(std::size_t n) {
@@ -117,6 +166,22 @@ Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
   return Outcome(std::move(arrays));
 }
 
+// answer_of, where reading what fn returned raised: a malformed result
+// (the alarm's timeout and Ctrl-C go on to the caller).
+Answer read_result(const Spec& spec, py::handle result, const Workload& w) {
+  try {
+    return answer_of(spec, result, w);
+  } catch (py::error_already_set& raised) {
+    if (raised.matches(PyExc_KeyboardInterrupt) || (shrink_timeout_type != nullptr && raised.matches(*shrink_timeout_type)))
+      throw;
+    const Answer why = answer_for_exception(raised);
+    const auto* m = std::get_if<Misbehaviour>(&why);
+    return Misbehaviour{FindingKind::malformed_output,
+                        "returned a result whose reading " + (m != nullptr ? m->summary : std::string("raised")),
+                        m != nullptr ? m->detail : ""};
+  }
+}
+
 // fn's arguments for a workload, in the engine's order, as the engine passes them.
 py::tuple arguments_of(const Spec& spec, ArrayKind kind, const Workload& w) {
   const auto inputs = spec.inputs();
@@ -137,12 +202,89 @@ py::tuple arguments_of(const Spec& spec, ArrayKind kind, const Workload& w) {
 // answers take. check() installs a SIGALRM handler that raises
 // chunkmeta._Timeout (in the main thread: elsewhere no alarm is set); how long
 // a call may take is the harness's one policy (harness/call_budget.hpp).
+// The last bound on a call: a function that goes on long after the alarm
+// cut it short (it catches the timeout in a retry loop, disarms SIGALRM, or
+// runs in C code that never checks for signals) would hold the run, and the
+// CI job around it, forever. A thread of ours that needs no GIL then says so
+// on stderr, with the case, and ends the process, as pytest-timeout's thread
+// method does: the run ends, and the reason is printed.
+class CallWatchdog {
+ public:
+  CallWatchdog(std::string name, const Spec& spec) : name_(std::move(name)), spec_(spec) {}
+  ~CallWatchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      ending_ = true;
+    }
+    woken_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  CallWatchdog(const CallWatchdog&) = delete;
+  CallWatchdog& operator=(const CallWatchdog&) = delete;
+
+  // A call of `w` begins that the alarm cuts short after `limit` seconds.
+  void begin(const Workload& w, double limit, double timeout) {
+    std::lock_guard lock(mutex_);
+    if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+    workload_ = &w;
+    limit_ = limit;
+    timeout_ = timeout;
+    // Past its own limit, at least as long again as the timeout setting, and 10 s, to end of its own.
+    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(limit + std::max(timeout, 10.0)));
+    woken_.notify_all();
+  }
+  void end() {
+    std::lock_guard lock(mutex_);
+    workload_ = nullptr;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void watch() {
+    std::unique_lock lock(mutex_);
+    while (!ending_) {
+      if (workload_ == nullptr) {
+        woken_.wait(lock);
+        continue;
+      }
+      if (Clock::now() < deadline_) {
+        woken_.wait_until(lock, deadline_);
+        continue;
+      }
+      const double ran = limit_ + std::max(timeout_, 10.0);
+      const std::string text =
+          "\nchunkmeta.check: " + harness::printable_line(name_) + " has not returned " + std::to_string(ran).substr(0, 5) +
+          " s after its call began, though the harness cut it short after " + std::to_string(limit_).substr(0, 5) +
+          " s: it catches the timeout exception (an `except BaseException` retry loop?), disarms SIGALRM, or runs in "
+          "code that never checks for signals. The process ends now (exit 124) so that the run ends.\n"
+          "  the case: " + harness::dump_line(harness::to_json(spec_, *workload_)).substr(0, 2000) + "\n";
+      [[maybe_unused]] const auto wrote = ::write(STDERR_FILENO, text.data(), text.size());
+      std::_Exit(124);
+    }
+  }
+
+  const std::string name_;
+  const Spec& spec_;
+  std::mutex mutex_;
+  std::condition_variable woken_;
+  std::thread thread_;
+  bool ending_ = false;
+  const Workload* workload_ = nullptr;
+  double limit_ = 0;
+  double timeout_ = 0;
+  Clock::time_point deadline_{};
+};
+
 struct CallState {
   bool interrupted = false;
   bool alarm = false;       // check()'s alarm is installed
   py::object arm_alarm;     // check()'s arm(seconds): 0 disarms (and gives the caller's own timer back)
   harness::CallBudget budget;
+  double timeout = 0;       // the setting (0: no limit)
   long long calls = 0;
+  std::vector<harness::OwnCall> own_calls;  // the warm-up's answers, judged by the run (OwnCall)
+  std::unique_ptr<CallWatchdog> watchdog;    // while check() runs, with a limit
 
   void arm(double seconds) const { arm_alarm(seconds); }
 };
@@ -155,13 +297,20 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
   try {
     // The arguments are made before the alarm is armed: only fn itself is ever cut short.
     const py::tuple arguments = arguments_of(spec, kind, w);
-    if (budget > 0) state.arm(budget);
+    if (budget > 0) {
+      if (state.watchdog) state.watchdog->begin(w, budget, state.timeout);
+      state.arm(budget);
+    }
     const py::object result = fn(*arguments);
-    if (budget > 0) state.arm(0);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Reading the result runs fn's code too (a result's __index__, __len__, __iter__): under the same alarm.
+    Answer answer = read_result(spec, result, w);
+    if (budget > 0) state.arm(0);
+    if (state.watchdog) state.watchdog->end();
     if (++state.calls > 1) state.budget.measured(units, took);  // the first call pays the lazy set-up
-    return answer_of(spec, result, w);
+    return answer;
   } catch (py::error_already_set& raised) {
+    if (state.watchdog) state.watchdog->end();
     if (budget > 0) {
       try {
         state.arm(0);
@@ -199,7 +348,9 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
   PythonImplementation out;
   auto state = out.state;
   state->budget = harness::CallBudget(timeout);
+  state->timeout = timeout;
   state->alarm = !alarm.is_none() && shrink_timeout_type != nullptr;
+  if (state->alarm && timeout > 0) state->watchdog = std::make_unique<CallWatchdog>(name, spec);
   state->arm_alarm = std::move(alarm);
   out.implementation = harness::in_process(
       std::move(name), "a Python function, called in this process", spec,
@@ -216,6 +367,7 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
         return answer;
       });
   out.implementation.rejects_invalid_input = !valid_only;
+  out.implementation.take_own_calls = [state] { return std::exchange(state->own_calls, {}); };
   out.implementation.shrinking = [state](bool shrinking) { state->budget.set_shrinking(shrinking); };
   out.implementation.confirm = [state, &spec, compute = out.implementation.compute](const Workload& w,
                                                                                      double expired) {
@@ -332,7 +484,16 @@ py::dict run_check(py::object fn, const std::string& spec_name, const std::strin
   options.generate = generate;
   // Two calls on a one-row workload first: the first pays the function's lazy
   // set-up, the second says what a small workload costs (the time budgets' measure).
-  for (int i = 0; i < 2 && !python.state->interrupted; ++i) (void)python.implementation.compute(spec.warm_up_workload());
+  // Their answers are judged like every other (a function wrong on its first call only is a finding).
+  // A first call cut short is not repeated: its timeout already said what the second would.
+  for (int i = 0; i < 2 && !python.state->interrupted; ++i) {
+    python.state->own_calls.push_back(harness::OwnCall{spec.warm_up_workload(),
+                                                       python.implementation.compute(spec.warm_up_workload()),
+                                                       "call " + std::to_string(i + 1) +
+                                                           " of the function, the harness's warm-up (before any case)"});
+    const auto* cut = std::get_if<Misbehaviour>(&python.state->own_calls.back().answer);
+    if (cut != nullptr && cut->kind == FindingKind::timed_out) break;
+  }
   const auto result = engine::check(table, {python.implementation}, options);
 
   py::dict summary;

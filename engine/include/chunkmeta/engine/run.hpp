@@ -139,6 +139,19 @@ struct SuiteResult {
 // Runs the selected properties in order.
 SuiteResult run_suite(const PropertyTable& table, const Implementation& implementation, const SuiteOptions& options);
 
+// The name under which a wrong answer to a door's own call (harness::OwnCall:
+// a warm-up) is reported.
+inline constexpr std::string_view kOwnCallsProperty = "AnswersRightFromItsFirstCall";
+
+// The answers to the door's own calls since it was last asked, judged
+// (run_suite does it before and after every property): the first wrong one in
+// the stated domain as a failed result with its report, else nullopt. Its
+// workload is asked once more: `fails_whenever_asked` says whether it failed
+// again (an ordinary bug, which the properties find and shrink) or only a
+// first call fails.
+std::optional<PropertyResult> judge_own_calls(const Implementation& implementation, const SuiteOptions& options,
+                                              const PropertyTable& table, bool* fails_whenever_asked = nullptr);
+
 // Text summary: properties, cases, edge classes seen, failures with report paths.
 std::string summarize(const std::vector<SuiteResult>& results);
 

@@ -64,6 +64,12 @@ class Subprocess {
   // with CallBudget::confirmation_limit(expired) to answer.
   Answer ask_again(const Workload& workload, double expired);
 
+  // Starts the process if it is not running and waits for its warm-up's answers (kept as own calls).
+  void warm_up();
+
+  // The answers to its processes' warm-ups since the last call (OwnCall), to be judged.
+  std::vector<OwnCall> take_own_calls();
+
   const SubprocessStats& stats() const noexcept;
   const SubprocessOptions& options() const noexcept;
 
@@ -71,6 +77,11 @@ class Subprocess {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// Ends every wait on a program at once, for good (Ctrl-C, SIGTERM): what a
+// door was waiting for is answered by the reference (no finding), and the
+// caller's run loop stops on its own stop_requested. Async-signal-safe.
+void stop_every_wait() noexcept;
 
 // A short command run to its end (within `timeout_seconds`, then killed with
 // its process group), its output kept up to `max_output` bytes each.
