@@ -81,8 +81,38 @@ def choose_arrays(mode):
     return "lists", lambda values, dtype: list(values)
 
 
+def text_of(value):
+    """str(value), whatever it is: an exception whose __str__ raises still has a text."""
+    try:
+        return str(value)
+    except Exception as error:  # noqa: BLE001 - the function's object, not ours
+        return f"(str() of it raised {type(error).__name__})"
+
+
+def repr_of(value):
+    try:
+        return repr(value)
+    except Exception as error:  # noqa: BLE001
+        return f"(repr() of it raised {type(error).__name__})"
+
+
+def layout_problem(value, name):
+    """Why an array output is not what the engine's kernels read through its pointer (C-contiguous), or None.
+    The harness's own reader (chunkmeta.check) applies the same rule."""
+    if hasattr(value, "is_contiguous") and callable(value.is_contiguous):
+        if not value.is_contiguous():
+            return (f"{name} is a tensor of shape {tuple(value.shape)} that is not contiguous (a strided view): "
+                    "a kernel reading it through its pointer sees another layout")
+    elif getattr(getattr(value, "flags", None), "c_contiguous", True) is False:
+        return (f"{name} is an array that is not C-contiguous (a strided view or Fortran order): a kernel reading it "
+                "through its pointer sees another layout")
+    return None
+
+
 def as_int_list(value, name, columns):
     """The integers of an output (rows of pairs flattened), or a sentence saying why it is not one."""
+    if (why := layout_problem(value, name)) is not None:
+        return None, why
     if hasattr(value, "tolist"):
         value = value.tolist()
     try:
@@ -181,11 +211,15 @@ def answer(function, make_array, specs, request):
     try:
         result = call(function, make_array, spec, request)
     except Exception as error:  # the function's failure is this workload's finding
-        return failure("raised", f"raised {type(error).__name__}: {error}", traceback.format_exc())
+        try:
+            trace = traceback.format_exc()
+        except Exception:  # noqa: BLE001 - a traceback of an exception whose str() raises
+            trace = ""
+        return failure("raised", f"raised {type(error).__name__}: {text_of(error)}", trace)
     if not isinstance(result, (tuple, list)) or len(result) != len(outputs):
         return failure("malformed_output", f"returned {type(result).__name__} instead of {len(outputs)} sequences",
-                       repr(result)[:400])
-    if BINARY_OFFERED:
+                       repr_of(result)[:400])
+    if BINARY_OFFERED and not any(layout_problem(value, name) for value, (name, _) in zip(result, outputs)):
         frames = [int32le_bytes(value, columns) for value, (_, columns) in zip(result, outputs)]
         if all(frame is not None for frame in frames):
             return binary_answer(request.get("id"), frames)
@@ -193,7 +227,7 @@ def answer(function, make_array, specs, request):
     for value, (name, columns) in zip(result, outputs):
         values, why = as_int_list(value, name, columns)
         if why:
-            return failure("malformed_output", "returned " + why, repr(value)[:400])
+            return failure("malformed_output", "returned " + why, repr_of(value)[:400])
         out[name] = [values[k:k + 2] for k in range(0, len(values), 2)] if columns == 2 else values
     return out
 

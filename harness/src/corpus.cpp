@@ -59,7 +59,9 @@ std::vector<std::filesystem::path> expand(const std::vector<std::filesystem::pat
           item.disable_recursion_pending();
           continue;
         }
-        if (item->is_regular_file(type_error) && (!json_only || item->path().extension() == ".json"))
+        // Whatever is not a folder is listed, a FIFO or a dangling link too: loading it says what is
+        // wrong (unreadable), as when it is named directly; skipping it would hide an entry.
+        if (!item->is_directory(type_error) && (!json_only || item->path().extension() == ".json"))
           files.push_back(item->path());
       }
       if (ec) files.push_back(input);

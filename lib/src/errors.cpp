@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <ostream>
 #include <sstream>
 
@@ -63,7 +64,8 @@ std::string Error::message() const {
       where() << " is " << value << "; values must be at least 0";
       break;
     case ErrorCode::value_too_large:
-      where() << " is " << value << "; values must be at most 2^31-1 = " << bound;
+      // Most fields are bounded by int32; some by another field (a row index by the rows there are).
+      where() << " is " << value << "; values must be at most " << (bound == INT32_MAX ? "2^31-1 = " : "") << bound;
       break;
     case ErrorCode::query_start_loc_decreasing:
       where() << " is " << value << ", below the previous entry " << bound

@@ -28,11 +28,13 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import shutil
 import signal
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -208,36 +210,61 @@ class CheckIncomplete(CheckFailed):
 class _Database:
     """The example database: a folder per (spec, function) of corpus entries,
     each a workload on which that function failed. Replayed first; an entry on
-    which the function no longer fails is removed, a new failure added."""
+    which the function no longer fails is removed, a new failure added. Where
+    its folder cannot be written (a read-only working directory), failures go
+    to ``examples/`` in the report folder, and are replayed from there too."""
 
-    def __init__(self, root, spec, fn):
+    def __init__(self, root, spec, fn, report_dir=None):
         identity = _identity(fn)  # two partials of one function are two functions
         key = hashlib.sha256(f"{spec}:{identity}".encode()).hexdigest()[:16]
         self.root = Path(root)
-        self.folder = self.root / key
         self.label = f"{spec} {identity}"
+        reports = Path(report_dir or os.environ.get("CHUNKMETA_REPORT_DIR") or "chunkmeta-reports")
+        self.folders = [self.root / key, reports / "examples" / key]
+        self.folder = self.folders[0]
 
     def entries(self):
-        return sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []
+        found = []
+        for folder in self.folders:
+            if folder.is_dir():
+                found += sorted(folder.glob("*.json"))
+        return found
 
     def update(self, replayed, failing_names, new_entries):
         for entry in replayed:
             if entry.name not in failing_names:
-                entry.unlink(missing_ok=True)
-        for corpus_file in new_entries:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / "README").write_text(f"chunkmeta example database: failures of {self.label}\n")
-            shutil.copyfile(corpus_file, self.folder / Path(corpus_file).name)
-        if self.folder.is_dir() and not self.entries():
-            shutil.rmtree(self.folder, ignore_errors=True)
-            # No empty folders left behind: the database's root, and the default's .chunkmeta, once empty.
-            for folder in (self.root, self.root.parent):
-                if folder != self.root and folder.name != ".chunkmeta":
-                    break
                 try:
-                    folder.rmdir()
+                    entry.unlink(missing_ok=True)
                 except OSError:
-                    break
+                    pass  # a read-only database keeps it: replayed again, it passes again
+        if new_entries:
+            self._save(new_entries)
+        for folder, root in ((self.folders[0], self.root), (self.folders[1], None)):
+            if folder.is_dir() and not any(folder.glob("*.json")):
+                shutil.rmtree(folder, ignore_errors=True)
+                # No empty folders left behind: the database's root, and the default's .chunkmeta, once empty.
+                for parent in ((root, root.parent) if root is not None else (folder.parent,)):
+                    if parent != root and parent.name not in (".chunkmeta", "examples"):
+                        break
+                    try:
+                        parent.rmdir()
+                    except OSError:
+                        break
+
+    def _save(self, new_entries):
+        errors = []
+        for folder in self.folders:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "README").write_text(f"chunkmeta example database: failures of {self.label}\n")
+                for corpus_file in new_entries:
+                    shutil.copyfile(corpus_file, folder / Path(corpus_file).name)
+                self.folder = folder
+                return
+            except OSError as why:
+                errors.append(f"{folder}: {why}")
+        warnings.warn("chunkmeta.check: the example database could not save this failure (" + "; ".join(errors) +
+                      "); its report is written all the same", stacklevel=3)
 
 
 class _Alarm:
@@ -322,17 +349,61 @@ def _check_callable(fn, spec):
                         f"take: {why} (an unbound method? pass the bound one, or a function)") from None
 
 
-def _identity(fn):
-    """What names fn across runs, for its example database: its module and
-    qualified name; a partial's function, arguments and keywords; a bound
-    method's function and its object's class."""
+def _stable(value, depth=0):
+    """``value`` as text that is the same in every run and tells values apart:
+    a repr, unless it names a memory address (then its type), a function by
+    its identity, containers item by item."""
+    if depth > 4:
+        return f"<{type(value).__qualname__}>"
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_stable(item, depth + 1) for item in value)
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_stable(k, depth + 1)}: {_stable(v, depth + 1)}"
+                               for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
+    if callable(value) and (inspect.isroutine(value) or isinstance(value, functools.partial)):
+        return _identity(value, depth + 1)
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a repr that raises names nothing
+        text = ""
+    if not text or re.search(r"0x[0-9a-fA-F]{4,}", text):
+        return f"<{type(value).__module__}.{type(value).__qualname__}>"
+    return text
+
+
+def _identity(fn, depth=0):
+    """What names fn across runs, for its example database, and tells apart
+    what computes differently: its module and qualified name, what its closure
+    holds and its defaults (two closures of one factory are two functions); a
+    partial's function, arguments and keywords; a bound method's function and
+    its object. Never a memory address: the same function keys the same folder
+    in every run."""
     if isinstance(fn, functools.partial):
         keywords = sorted(fn.keywords.items())
-        return f"partial({_identity(fn.func)}, args={fn.args!r}, keywords={keywords!r})"
+        return (f"partial({_identity(fn.func, depth + 1)}, args={_stable(fn.args, depth + 1)}, "
+                f"keywords={_stable(keywords, depth + 1)})")
     if inspect.ismethod(fn):
-        return f"{_identity(fn.__func__)} bound to {type(fn.__self__).__module__}.{type(fn.__self__).__qualname__}"
+        return f"{_identity(fn.__func__, depth + 1)} bound to {_stable(fn.__self__, depth + 1)}"
     module, qualname = _describe(fn)
-    return f"{module}.{qualname}:{getattr(fn, '__name__', '')}"
+    identity = f"{module}.{qualname}:{getattr(fn, '__name__', '')}"
+    cells = getattr(fn, "__closure__", None) or ()
+    held = []
+    for cell in cells:
+        try:
+            held.append(_stable(cell.cell_contents, depth + 1))
+        except ValueError:  # an empty cell
+            held.append("<empty>")
+    if held:
+        identity += f" closure=({', '.join(held)})"
+    defaults = getattr(fn, "__defaults__", None)
+    if defaults:
+        identity += f" defaults={_stable(defaults, depth + 1)}"
+    if not inspect.isroutine(fn) and not isinstance(fn, type):
+        identity += f" object={_stable(fn, depth + 1)}"  # a callable object: its state, where its repr shows it
+    return identity
 
 
 def shipped_corpus():
@@ -387,7 +458,7 @@ def check(fn, *, spec=None, settings=None, **changes):
         if not place.exists():
             raise FileNotFoundError(f"chunkmeta.check: no corpus at {place}")
     arrays = _arrays(chosen.arrays)
-    database = _Database(chosen.database, spec, fn) if chosen.database is not None else None
+    database = _Database(chosen.database, spec, fn, chosen.report_dir) if chosen.database is not None else None
     replayed = database.entries() if database is not None and Phase.replay in phases else []
     alarm = _Alarm()
     try:
@@ -396,7 +467,7 @@ def check(fn, *, spec=None, settings=None, **changes):
                    "valid_only": bool(chosen.valid_only), "time_budget": float(chosen.time_budget),
                    "report_dir": None if chosen.report_dir is None else Path(chosen.report_dir), "arrays": arrays,
                    "corpus": replayed + corpus, "fail_fast": bool(chosen.fail_fast),
-                   "keep_going": bool(chosen.keep_going), "properties": list(chosen.properties or []),
+                   "keep_going": bool(chosen.keep_going), "properties": _names(chosen.properties),
                    "exclude": _names(chosen.exclude), "generate": Phase.generate in phases,
                    "shrink": Phase.shrink in phases, "timeout": float(chosen.timeout or 0),
                    "rerun_command": _rerun_command(fn, spec, not chosen.properties),

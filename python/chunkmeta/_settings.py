@@ -3,6 +3,8 @@ profiles (``settings.register_profile`` / ``settings.load_profile``, or the
 ``CHUNKMETA_PROFILE`` environment variable), and phases."""
 
 import enum
+import math
+import numbers
 import os
 from pathlib import Path
 
@@ -66,6 +68,72 @@ _DEFAULTS = {
 }
 
 
+_LARGEST_COUNT = 2**31 - 1  # a case count the C++ run loop holds (int)
+_LARGEST_SEED = 2**64 - 1
+
+
+def _whole(values, name, lowest, highest, none_allowed=False):
+    value = values[name]
+    if value is None and none_allowed:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"settings: {name} must be a whole number{' or None' if none_allowed else ''}, "
+                        f"not {type(value).__name__} {value!r}")
+    if not lowest <= value <= highest:
+        raise ValueError(f"settings: {name} must be between {lowest} and {highest}, not {value}")
+
+
+def _seconds(values, name, zero_means):
+    value = values[name]
+    if value is None and zero_means:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"settings: {name} must be a number of seconds, not {type(value).__name__} {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"settings: {name} must be a finite number of seconds, at least 0 ({zero_means}), "
+                         f"not {value!r}")
+
+
+def _names(values, name, none_allowed):
+    value = values[name]
+    if (value is None and none_allowed) or isinstance(value, str):  # one name alone is a name, not its characters
+        return
+    if isinstance(value, (str, bytes)) or not all(isinstance(item, str) for item in _iterable(value, name)):
+        raise TypeError(f"settings: {name} must be a list of names (strings), not {value!r}")
+
+
+def _iterable(value, name):
+    try:
+        return list(value)
+    except TypeError:
+        raise TypeError(f"settings: {name} must be a list, not {type(value).__name__} {value!r}") from None
+
+
+def _validate(values):
+    """Every setting checked when the settings are made, with the setting's name in the error:
+    a wrong one never reaches the run (nor becomes a C++ cast's error, or a default)."""
+    _whole(values, "cases", 0, _LARGEST_COUNT)
+    _whole(values, "min_cases", 0, _LARGEST_COUNT, none_allowed=True)
+    _whole(values, "seed", 0, _LARGEST_SEED, none_allowed=True)
+    _seconds(values, "time_budget", "0: no budget")
+    _seconds(values, "timeout", "0 or None: no limit")
+    _names(values, "properties", none_allowed=True)
+    _names(values, "exclude", none_allowed=False)
+    if values["arrays"] not in (None, "torch", "numpy", "lists"):
+        raise ValueError(f"settings: arrays must be 'torch', 'numpy', 'lists' or None, not {values['arrays']!r}")
+    if Phase.replay not in values["phases"] and Phase.generate not in values["phases"]:
+        raise ValueError(f"settings: phases {[p.value for p in values['phases']]} run nothing: they need "
+                         "Phase.replay, Phase.generate or both")
+    for name in ("report_dir", "database"):
+        if values[name] is not None and not isinstance(values[name], (str, os.PathLike)):
+            raise TypeError(f"settings: {name} must be a path or None, not {type(values[name]).__name__} "
+                            f"{values[name]!r}")
+    if values["corpus"] is not None:
+        for place in _iterable(values["corpus"], "corpus"):
+            if not isinstance(place, (str, os.PathLike)):
+                raise TypeError(f"settings: corpus must be a list of paths, not one holding {place!r}")
+
+
 class settings:
     """What check() does: ``settings(parent=None, **changes)``.
 
@@ -84,8 +152,7 @@ class settings:
         values = dict((parent if parent is not None else settings._profiles["default"])._values)
         values.update(changes)
         values["phases"] = tuple(Phase(p) for p in values["phases"])
-        if values["arrays"] not in (None, "torch", "numpy", "lists"):
-            raise ValueError(f"arrays must be 'torch', 'numpy', 'lists' or None, not {values['arrays']!r}")
+        _validate(values)
         self._values = values
 
     def __getattr__(self, name):

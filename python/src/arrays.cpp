@@ -34,12 +34,15 @@ struct Names {
   PyObject* layout = name("layout");
   PyObject* ndim = name("ndim");
   PyObject* is_contiguous = name("is_contiguous");
-  PyObject* contiguous = name("contiguous");
   PyObject* data_ptr = name("data_ptr");
   PyObject* numel = name("numel");
   PyObject* shape = name("shape");
   PyObject* device = name("device");
   PyObject* reshape = name("reshape");
+  PyObject* storage_offset = name("storage_offset");
+  PyObject* untyped_storage = name("untyped_storage");  // torch 2
+  PyObject* private_storage = name("_storage");         // torch 1.13: the same UntypedStorage
+  PyObject* nbytes = name("nbytes");
 };
 const Names& names() {
   static const Names interned;
@@ -156,6 +159,35 @@ std::string shape_of(py::handle tensor) {
   return py::str(py::tuple(attribute(tensor, names().shape))).cast<std::string>();
 }
 
+// Whether the tensor's storage holds the `entries` of `item_bytes` it claims
+// from its storage offset on: a storage resized under it (t.storage().resize_(0))
+// leaves its shape, and reading by the shape would read freed memory. Where
+// the storage cannot be asked (neither method), a null data pointer is refused.
+bool storage_holds(py::handle tensor, const void* data, std::int64_t entries, int item_bytes) {
+  if (entries == 0) return true;
+  if (data == nullptr) return false;
+  const Names& n = names();
+  PyObject* self = tensor.ptr();
+  PyObject* storage = PyObject_VectorcallMethod(n.untyped_storage, &self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  if (storage == nullptr) {
+    PyErr_Clear();
+    storage = PyObject_VectorcallMethod(n.private_storage, &self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  }
+  if (storage == nullptr) {
+    PyErr_Clear();
+    return true;
+  }
+  const py::object held = py::reinterpret_steal<py::object>(storage);
+  const long long bytes = PyLong_AsLongLong(call_method(held, n.nbytes).ptr());
+  const long long offset = PyLong_AsLongLong(call_method(tensor, n.storage_offset).ptr());
+  if (bytes < 0 || offset < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  const unsigned long long needed_items = static_cast<unsigned long long>(offset) + static_cast<unsigned long long>(entries);
+  return needed_items <= static_cast<unsigned long long>(bytes) / static_cast<unsigned long long>(item_bytes);
+}
+
 // A dense, C-contiguous CPU tensor's memory, checked through its public
 // attributes (~35 ns each, a method ~70 ns) in the order that names the first
 // thing wrong. `wanted` says what the argument must be, for the message only.
@@ -217,6 +249,8 @@ TensorMemory tensor_memory(py::handle tensor, const char* argument, IntType type
   if (memory.data == nullptr && PyErr_Occurred()) throw py::error_already_set();
   memory.columns = width;
   memory.rows = width == 0 ? 0 : rows;
+  if (!storage_holds(tensor, memory.data, memory.rows * memory.columns, type == IntType::int32 ? 4 : 8))
+    type_error(std::string(argument) + " claims more entries than its storage holds (a storage resized under it?)");
   return memory;
 }
 
@@ -723,10 +757,21 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
       return std::nullopt;
     }
     if (dtype != nullptr) *dtype = py::str(tensor_dtype).cast<std::string>().substr(6);  // "torch.int32" -> "int32"
-    const py::object dense = call_method(value, names().contiguous);
-    void* data = PyLong_AsVoidPtr(call_method(dense, names().data_ptr).ptr());
-    const long long entries = PyLong_AsLongLong(call_method(dense, names().numel).ptr());
+    // The layout the engine hands its kernels, which read through the pointer: C-contiguous, as a
+    // numpy array must be. A strided view (torch.stack([i, j]).T) is another layout, not this one copied.
+    if (call_method(value, names().is_contiguous).ptr() != Py_True) {
+      *why = std::string(name) + " is a tensor of shape " + shape_of(value) +
+             " that is not contiguous (a strided view): a kernel reading it through its pointer sees another layout";
+      return std::nullopt;
+    }
+    void* data = PyLong_AsVoidPtr(call_method(value, names().data_ptr).ptr());
+    const long long entries = PyLong_AsLongLong(call_method(value, names().numel).ptr());
     if (entries < 0) throw py::error_already_set();
+    if (!storage_holds(value, data, entries, integer->bits / 8)) {
+      *why = std::string(name) + " is a tensor of shape " + shape_of(value) +
+             " whose storage holds fewer entries than its shape claims (a storage resized under it?)";
+      return std::nullopt;
+    }
     if (!append_entries(data, entries, integer->bits / 8, integer->is_signed, name, out, why)) return std::nullopt;
     return out;
   }
@@ -754,7 +799,9 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
     Py_buffer view{};
     if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
       PyErr_Clear();
-      *why = std::string(name) + " is a " + type_name(value) + " that is not contiguous";
+      *why = std::string(name) + " is a " + type_name(value) +
+             " that is not C-contiguous (a strided view or Fortran order): a kernel reading it through its pointer "
+             "sees another layout";
       return std::nullopt;
     }
     const auto format = integer_format(view);

@@ -72,12 +72,87 @@ def test_a_failure_is_saved_to_the_database_and_replayed_first_next_time(tmp_pat
 
 
 def _same_name_as(wrong, right):
-    """`right` under `wrong`'s module and name: the function, fixed."""
+    """`right` (the reference, called through its module) under `wrong`'s module and name, holding
+    what `wrong`'s closure holds (a mutant's slip): the same function, fixed in place."""
+    assert right is reference_procedure.compute_chunk_metadata
+    slip = wrong.__closure__[0].cell_contents if wrong.__closure__ else None
+
     def fixed(*args):
-        return right(*args)
+        assert slip is slip  # held, as the factory's function holds it
+        return reference_procedure.compute_chunk_metadata(*args)
 
     fixed.__module__, fixed.__qualname__, fixed.__name__ = wrong.__module__, wrong.__qualname__, wrong.__name__
     return fixed
+
+
+@pytest.mark.parametrize("setting, value, error, words", [
+    ("seed", -1, ValueError, "seed must be between 0 and"),
+    ("seed", 2**70, ValueError, "seed must be between 0 and"),
+    ("seed", 1.5, TypeError, "seed must be a whole number"),
+    ("cases", 2**40, ValueError, "cases must be between 0 and 2147483647"),
+    ("cases", -5, ValueError, "cases must be between 0"),
+    ("cases", True, TypeError, "cases must be a whole number"),
+    ("min_cases", -1, ValueError, "min_cases must be between 0"),
+    ("timeout", float("nan"), ValueError, "timeout must be a finite number"),
+    ("timeout", float("inf"), ValueError, "timeout must be a finite number"),
+    ("timeout", -1, ValueError, "timeout must be a finite number"),
+    ("time_budget", float("nan"), ValueError, "time_budget must be a finite number"),
+    ("time_budget", "6", TypeError, "time_budget must be a number"),
+    ("phases", [], ValueError, "run nothing"),
+    ("phases", [Phase.shrink], ValueError, "run nothing"),
+    ("exclude", [1], TypeError, "exclude must be a list of names"),
+    ("properties", 3, TypeError, "properties must be a list"),
+    ("arrays", "jax", ValueError, "arrays must be"),
+    ("database", 5, TypeError, "database must be a path"),
+    ("corpus", [5], TypeError, "corpus must be a list of paths"),
+])
+def test_a_setting_out_of_its_range_is_refused_when_made_naming_it(setting, value, error, words):
+    with pytest.raises(error, match=words):
+        settings(**{setting: value})
+    with pytest.raises(error, match=words):  # the same through check()'s keywords, before anything runs
+        chunkmeta.check(reference_procedure.compute_chunk_metadata, **{setting: value})
+
+
+def _factory(wrong):
+    def fn(chunk_size, num_prefills, computed, starts):
+        cu, seq, last = reference_procedure.compute_chunk_metadata(chunk_size, num_prefills, computed, starts)
+        return ([v + 1 for v in cu] if wrong and num_prefills >= 2 else cu), seq, last
+    return fn
+
+
+class _Engine:
+    def __init__(self, chunk_size):
+        self.chunk_size = chunk_size
+
+    def compute(self, chunk_size, num_prefills, computed, starts):
+        return reference_procedure.compute_chunk_metadata(chunk_size, num_prefills, computed, starts)
+
+
+def test_the_example_database_keys_on_what_the_function_is_never_on_where_it_lives(tmp_path):
+    import functools
+    folder = chunkmeta._Database
+    # Two closures of one factory compute differently: two folders, so a passing one keeps the other's failures.
+    assert folder(tmp_path, "mamba", _factory(True)).folder != folder(tmp_path, "mamba", _factory(False)).folder
+    assert folder(tmp_path, "mamba", _factory(True)).folder == folder(tmp_path, "mamba", _factory(True)).folder
+    # A partial over an object, or a bound method: the same key in every run (no memory address in it).
+    one = functools.partial(_Engine(64).compute, 64)
+    again = functools.partial(_Engine(64).compute, 64)
+    assert "0x" not in chunkmeta._identity(one)
+    assert folder(tmp_path, "mamba", one).folder == folder(tmp_path, "mamba", again).folder
+    assert folder(tmp_path, "mamba", _Engine(64).compute).folder == folder(tmp_path, "mamba", _Engine(64).compute).folder
+
+
+def test_a_database_folder_that_cannot_be_written_saves_failures_in_the_report_folder(tmp_path):
+    blocked = tmp_path / "a-file"  # a file where the folder should be: unwritable, even for root
+    blocked.write_text("")
+    mine = settings(database=blocked / "examples", corpus=[], seed=20261202, fail_fast=True,
+                    report_dir=tmp_path / "reports")
+    with pytest.raises(chunkmeta.CheckFailed):
+        chunkmeta.check(mutants.head_not_capped, settings=mine)
+    assert len(list((tmp_path / "reports" / "examples").glob("*/*.json"))) == 1
+    with pytest.raises(chunkmeta.CheckFailed) as again:  # and replayed from there first
+        chunkmeta.check(mutants.head_not_capped, settings=settings(mine, seed=1))
+    assert again.value.summary.database_entries == 1
 
 
 def runs_away_on_two_rows(chunk_size, num_prefills, computed, starts):

@@ -59,6 +59,15 @@ int pages_of(std::int64_t A, std::int64_t P) {
   return P >= 1 && A >= P && A % P == 0 && A <= kMaxValue ? static_cast<int>(A / P) : 1;
 }
 
+// The local block table takes V x pages entries: above the library's cap (a
+// chunk size of 2^31-1 one-token pages) it is refused as output_too_large,
+// the resource limit every spec has, before anything is allocated.
+void refuse_huge_local_table(std::int64_t V, int pages) {
+  const std::int64_t cap = Limits{}.max_chunks;
+  if (V > 0 && pages > cap / V)
+    raise_invalid(Error{ErrorCode::output_too_large, "block_table_local", Error::kNoIndex, V * pages, cap});
+}
+
 template <typename Int>
 Result<local_attn::Sizes> write_batches(const local_attn::BasicView<Int>& view, const local_attn::Buffers& out) {
   return without_gil_if_large(static_cast<std::int64_t>(5 * out.seqlens_k_local.size()),
@@ -77,6 +86,7 @@ py::object batches_view(const local_attn::BasicView<Int>& view, ArrayKind kind, 
   if (table == nullptr) {
     results.emplace(kind, IntType::int32, std::initializer_list<std::int64_t>{V + 1, V, V, V, V});
   } else {
+    refuse_huge_local_table(V, pages);
     results.emplace(kind, IntType::int32, std::initializer_list<std::int64_t>{V + 1, V, V, V, V, V},
                     std::initializer_list<Shape>{{}, {}, {}, {}, {}, Shape::table_of(pages)});
   }
@@ -175,6 +185,7 @@ py::object local_attention_block_table(py::handle block_table, py::handle virtua
     return py::int_(written.value());
   }
   const ArrayKind kind = table.values.kind();
+  refuse_huge_local_table(V, pages);
   Results results(kind, IntType::int32, {V}, {Shape::table_of(pages)});
   const auto written = table.gather(A, P, rows, starts, results.array<std::int32_t>(0));
   if (!written.ok()) raise_invalid(written.error());

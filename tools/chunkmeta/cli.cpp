@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <system_error>
 
@@ -51,6 +53,29 @@ std::vector<const Spec*> specs_of(const std::string& named, bool all_by_default)
     return spec == nullptr ? std::vector<const Spec*>{} : std::vector<const Spec*>{spec};
   }
   return all_by_default ? harness::all_specs() : std::vector<const Spec*>{&harness::default_spec()};
+}
+
+CLI::Validator finite_number(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(value) || value < 0 ||
+            (value == 0 && !zero_allowed))
+          return "must be a finite number " + std::string(zero_allowed ? "at least 0" : "above 0") + ", not '" + text + "'";
+        return "";
+      },
+      zero_allowed ? "FINITE >= 0" : "FINITE > 0");
+}
+
+CLI::Validator digits_only(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+          return what + " must be a whole number of digits (0 or more), not '" + text + "'";
+        return "";
+      },
+      "UINT");
 }
 
 }  // namespace chunkmeta::cli

@@ -57,6 +57,12 @@ std::optional<std::vector<Implementation>> implementations(const Spec& spec, con
 // The specs a command covers: the one --spec names, else every one (or the default spec alone).
 std::vector<const Spec*> specs_of(const std::string& named, bool all_by_default);
 
+// Settings checked before anything runs (CLI11's PositiveNumber lets NaN
+// through, and an unsigned option takes "-1" as 2^64 - 1):
+// a finite number above 0 (or at least 0), a whole number of digits only.
+CLI::Validator finite_number(bool zero_allowed);
+CLI::Validator digits_only(const std::string& what);
+
 // The subcommands, in the order `chunkmeta --help` lists them.
 Command add_compute_command(CLI::App& app, const harness::ResolveOptions& resolve);
 std::vector<Command> add_verification_commands(CLI::App& app, const harness::ResolveOptions& resolve);  // verify, check

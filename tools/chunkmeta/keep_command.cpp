@@ -24,6 +24,11 @@ int keep(const std::filesystem::path& dir, const std::string& origin) {
     }
     const auto& [spec, workload] = std::get<harness::SpecWorkload>(parsed);
     const auto path = dir / (harness::content_name(*spec, workload) + ".json");
+    // Kept already (the name is the content's): the entry keeps the origin it was first kept with.
+    if (auto kept = harness::load_corpus_entry(path); std::holds_alternative<harness::CorpusEntry>(kept)) {
+      std::cout << path.string() << " (kept before; its origin unchanged)\n";
+      continue;
+    }
     std::string error;
     if (!harness::write_file_atomically(path, harness::corpus_entry(*spec, workload, origin).dump(2) + "\n", &error)) {
       std::cerr << "chunkmeta: line " << number << ": " << error << "\n";

@@ -7,23 +7,27 @@
 #include <csignal>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 
 #include "chunkmeta/engine/check.hpp"
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/subprocess.hpp"
 #include "chunkmeta/properties/tables.hpp"
 #include "cli.hpp"
 
 namespace chunkmeta::cli {
 namespace {
 
-// Ctrl-C (SIGINT) and SIGTERM end a verification at the next case: a failure
-// being shrunk is written out as "not fully shrunk", and the summary printed.
+// Ctrl-C (SIGINT) and SIGTERM end a verification at once: a wait on a program
+// ends (harness::stop_every_wait), a failure being shrunk is written out as
+// "not fully shrunk", and the summary printed.
 // A second signal ends the process at once.
 std::atomic<int> stop_signals{0};
 
 extern "C" void request_stop(int signal) {
+  harness::stop_every_wait();  // a program's answer awaited, a warm-up: none of them holds the stop up
   if (stop_signals.fetch_add(1) > 0) {
     std::signal(signal, SIG_DFL);
     std::raise(signal);
@@ -234,7 +238,8 @@ std::vector<Command> add_verification_commands(CLI::App& app, const harness::Res
                 "summary. Exit 0 only if all held.");
   verify->add_option("--spec", chosen->spec, spec_help + " (default: every one)");
   verify->add_option("--impl", chosen->verify_impls, "Implementations to verify (default: every built-in one)");
-  verify->add_option("--cases", options.cases, "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE)");
+  verify->add_option("--cases", options.cases, "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE)")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
   auto* check = app.add_subcommand(
       "check", "Verify any implementation (built-in, cmd:COMMAND or plugin:PATH) of one spec: replay the corpus, "
                "then run every implementation property (differential against the reference, the spec's invariants, "
@@ -243,14 +248,15 @@ std::vector<Command> add_verification_commands(CLI::App& app, const harness::Res
   check->add_option("--spec", chosen->spec, spec_help + " (default: " + std::string(harness::default_spec().name()) + ")");
   check->add_option("--impl", chosen->check_impls, implementation_help())->required();
   check->add_option("--cases", options.cases,
-                    "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE, or as many as the budget allows)");
+                    "Cases per property (default: 1000 x CHUNKMETA_CASE_SCALE, or as many as the budget allows)")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
   check->add_option("--time-budget", options.time_budget_seconds,
                     "Seconds for the whole suite, shared evenly between the properties (0: no budget)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(true));
   check->add_option("--timeout", chosen->resolve.timeout_seconds,
                     "Seconds a subprocess may take to answer one workload before it counts as hung")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber)
+      ->check(finite_number(false))
       ->each([chosen](const std::string&) { chosen->timeout_given = true; });
   check->add_flag("--valid-only", chosen->resolve.valid_only,
                   "Send valid workloads only (an engine function whose contract assumes validated input); "
@@ -263,6 +269,7 @@ std::vector<Command> add_verification_commands(CLI::App& app, const harness::Res
   for (auto* cmd : {verify, check}) {
     cmd->add_option("--property", options.only, "Run only these properties (default: all)");
     cmd->add_option("--seed", chosen->seed, "Seed of the run (default: random, printed)")
+        ->check(digits_only("--seed"))
         ->each([chosen](const std::string&) { chosen->seed_given = true; });
     cmd->add_option("--report-dir", chosen->report_dir,
                     "Where counterexample reports go (default: $CHUNKMETA_REPORT_DIR or ./chunkmeta-reports)");
@@ -273,7 +280,7 @@ std::vector<Command> add_verification_commands(CLI::App& app, const harness::Res
                     "Seconds one failure may spend shrinking; then its smallest case so far is reported, marked "
                     "\"not fully shrunk\" (0: no limit)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(finite_number(true));
     cmd->add_flag("--fail-fast", options.stop_at_first_failure,
                   "Stop at the first failure's minimal report (skip the remaining properties)");
     cmd->add_option("--exclude", options.excluded_classes,
