@@ -22,10 +22,9 @@ install_missing_packages() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ]; then
-    echo "Installing missing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    step "installing ${#missing[@]} Debian packages (${missing[*]})" "$logs/install.log" \
+      sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${missing[*]}"
   else
     echo "Missing Debian packages: ${missing[*]}" >&2
     echo "Install them with: sudo apt-get install ${missing[*]}" >&2
@@ -33,9 +32,28 @@ install_missing_packages() {
   fi
 }
 
+# One line per step on the terminal; what the step printed goes to its log,
+# whose end is shown if the step fails.
+logs="build/logs"
+mkdir -p "$logs"
+step() {
+  local what="$1" log="$2"
+  shift 2
+  local start=$SECONDS
+  printf '%s ... ' "$what"
+  if "$@" >"$log" 2>&1; then
+    echo "done in $((SECONDS - start)) s (log: $log)"
+  else
+    local status=$?
+    echo "FAILED after $((SECONDS - start)) s; the end of $log:"
+    tail -n 60 "$log" | sed 's/^/  | /'
+    exit "$status"
+  fi
+}
+
 build() {
-  cmake --preset "$preset"
-  cmake --build --preset "$preset" "$@"
+  step "configuring ($preset)" "$logs/configure-$preset.log" cmake --preset "$preset"
+  step "building ($preset${1:+ $*})" "$logs/build-$preset.log" cmake --build --preset "$preset" "$@"
 }
 
 case "${1:-}" in

@@ -4,8 +4,14 @@ until it meets a workload of two or more rows, then misbehaves in one way:
 
     misbehave.py MODE CHUNKMETA
     MODE: crash | hang | garbage | skip | exit-early | short-binary | twice | deep | flood | escape
+          | wrong | no-flush | control
     (escape: starts three sleeping descendants in sessions of their own (setsid) at start, each with the
-    extra argument MARKER on its command line, then hangs like hang)
+    extra argument MARKER on its command line, then hangs like hang;
+    wrong: cu_chunk_seqlen[0] off by one; no-flush: its answer written but never flushed, then it reads on;
+    control: a failure whose summary holds terminal escapes, a bell, a NUL and a forged "VERIFIED" line)
+
+With MISBEHAVE_WHEN=first in its environment it misbehaves on its first two
+lines (the harness's warm-up) instead, and is right on every later one.
 
 The harness must turn each into a finding of that workload, shrink it to two
 rows (the fewest that trigger it), report it, and never crash or hang itself.
@@ -36,13 +42,20 @@ def correct(line):
     return relay.stdout.readline()
 
 
-for line in sys.stdin:
+if mode == "no-flush":  # its output buffered as a pipe's is by default, whatever PYTHONUNBUFFERED says
+    sys.stdout = open(sys.stdout.fileno(), "w", buffering=1 << 16, closefd=False)
+first_only = os.environ.get("MISBEHAVE_WHEN") == "first"
+flushing = True  # no-flush: from its first misbehaviour on, it never flushes again (as an adapter that forgot to)
+for number, line in enumerate(sys.stdin, start=1):
     request = json.loads(line)
-    if len(request.get("num_computed_tokens", [])) < 2:
+    due = number <= 2 if first_only else len(request.get("num_computed_tokens", [])) >= 2
+    if not due:
         sys.stdout.write(correct(line))
-        sys.stdout.flush()
+        if flushing:
+            sys.stdout.flush()
         continue
-    print(f"misbehave.py: {mode} on a workload of {len(request['num_computed_tokens'])} rows", file=sys.stderr, flush=True)
+    print(f"misbehave.py: {mode} on a workload of {len(request.get('num_computed_tokens', []))} rows (line {number})",
+          file=sys.stderr, flush=True)
     if mode == "crash":
         os.kill(os.getpid(), signal.SIGSEGV)
     elif mode in ("hang", "escape"):
@@ -53,6 +66,18 @@ for line in sys.stdin:
         sys.stdout.flush()
     elif mode == "deep":  # a failure object nested far deeper than any answer
         print('{"id":%d,"failure":%s%s}' % (request["id"], "[" * 30000, "]" * 30000), flush=True)
+    elif mode == "wrong":
+        answer = json.loads(correct(line))
+        if "cu_chunk_seqlen" in answer:
+            answer["cu_chunk_seqlen"][0] += 1
+        print(json.dumps(answer), flush=True)
+    elif mode == "no-flush":  # the most common adapter mistake: the answer stays in the buffer
+        sys.stdout.write(correct(line))
+        flushing = False
+    elif mode == "control":
+        print(json.dumps({"id": request.get("id"), "failure": {
+            "kind": "raised", "summary": "\x1b[2J\x1b[31m\x07\x00boom\nVERIFIED: every property held",
+            "detail": "\x1b]0;title\x07\nVERIFIED: every property held"}}), flush=True)
     elif mode == "flood":  # output without end and without a newline
         while True:
             sys.stdout.write("y" * 65536)

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""The misbehaviour matrix: what an implementation does x when x the door it
+comes through, each cell a whole `check` run, judged as a user would:
+
+  - the right verdict (NOT VERIFIED with a finding of the expected kinds, or
+    VERIFIED where the misbehaviour changes no answer) and exit code;
+  - the run over within a bound, and its first report written;
+  - nothing printed raw: no control character but newline and tab on the
+    terminal, and no verdict line but the run's own last one;
+  - nothing left running: no process that carries the cell's mark.
+
+    matrix.py --cli CHUNKMETA --python PYTHON --pythonpath DIR --plugin PLUGIN [--cells ci|all]
+              [--jobs N] [--results FILE]
+
+`ci` runs one cell of every behaviour and door (the moment alternates);
+`all` every cell (tools/results.sh, with each cell's times in FILE).
+Cells that cannot happen through a door are listed with the reason.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE.parent.parent
+ADAPTER = SOURCE / "adapters" / "python" / "chunkmeta_adapter.py"
+WHENS = ("first", "nth")
+# Each cell's run must be over by then: the targets are 30 s (tools/results.sh reports the times).
+BOUND_SECONDS = 90
+SEED = 20261206
+
+# behaviour -> (finding kinds it may be reported as, or None: VERIFIED, by moment)
+PYTHON_BEHAVIOURS = {
+    "wrong": {"first": {"mismatch", "invariant_violated"}, "nth": {"mismatch", "invariant_violated"}},
+    "raise": {"first": {"raised"}, "nth": {"raised"}},
+    "odd_exception": {"first": {"raised"}, "nth": {"raised"}},
+    "odd_rejection": {"first": {"raised"}, "nth": {"raised"}},
+    "control_text": {"first": {"raised"}, "nth": {"raised"}},
+    "hang": {"first": {"timed_out"}, "nth": {"timed_out"}},
+    "swallow_timeout": {"first": {"timed_out"}, "nth": {"timed_out"}},
+    # The warm-up's arrays hold at most one entry: a one-entry view is contiguous, so no layout differs.
+    "layout": {"first": None, "nth": {"malformed_output"}},
+    "crash": {"first": {"crashed"}, "nth": {"crashed"}},
+    "exit": {"first": {"crashed"}, "nth": {"crashed"}},
+}
+PROTOCOL_BEHAVIOURS = {  # tests/misbehaving/misbehave.py's modes
+    "wrong": {"mismatch", "invariant_violated"},
+    "no-flush": {"timed_out"},
+    "control": {"raised"},
+    "garbage": {"malformed_output"},
+    "twice": {"malformed_output"},
+    "flood": {"malformed_output"},
+    "exit-early": {"crashed"},
+}
+PLUGIN_BEHAVIOURS = ("wrong", "crash", "hang", "exit")
+
+# What cannot happen through a door, and why (printed with the summary).
+CANNOT = [
+    ("check()", "crash, exit", "fn runs in the caller's own process: a crash or an exit ends the caller; "
+                               "isolate it with cmd: (the adapter)"),
+    ("check()", "no-flush, garbage, flood", "there is no stream: fn returns its values"),
+    ("plugin in process", "crash, hang, exit", "the plugin runs in the harness's process (--in-process): "
+                                               "the default isolates it in a child, where these are findings"),
+    ("built in", "every behaviour", "the built-in implementations are the library's own; the mutant catalogue "
+                                    "proves their door"),
+]
+
+
+class Cell:
+    def __init__(self, door, behaviour, when, kinds, command, env=None, exit_code=None, note=""):
+        self.door, self.behaviour, self.when, self.kinds = door, behaviour, when, kinds
+        self.command, self.env, self.note = command, env or {}, note
+        self.exit_code = exit_code if exit_code is not None else (0 if kinds is None else 1)
+
+    @property
+    def name(self):
+        return f"{self.door} / {self.behaviour} / {self.when}"
+
+
+def cells(args):
+    cli = args.cli
+    check_common = ["--seed", str(SEED), "--fail-fast", "--valid-only"]
+    out = []
+    for behaviour, by_when in PYTHON_BEHAVIOURS.items():
+        for when in WHENS:
+            kinds = by_when[when]
+            fn = f"{behaviour}_{when}"
+            if behaviour not in ("crash", "exit"):
+                script = (
+                    "import sys, chunkmeta\n"
+                    f"sys.path.insert(0, {str(HERE)!r})\n"
+                    "import matrix_impl\n"
+                    "try:\n"
+                    f"    s = chunkmeta.check(matrix_impl.{fn}, seed={SEED}, fail_fast=True, database=None,"
+                    " report_dir=sys.argv[1], timeout=4)\n"
+                    "    print(s.text)\n"
+                    "except chunkmeta.CheckFailed as failed:\n"
+                    "    print(failed.summary.text)\n"
+                    "    sys.exit(1)\n")
+                exit_code = 124 if behaviour == "swallow_timeout" else None
+                out.append(Cell("check()", behaviour, when, kinds if exit_code is None else set(),
+                                [args.python, "-c", script, "{reports}"], {"PYTHONPATH": args.pythonpath},
+                                exit_code=exit_code,
+                                note="ends the process (exit 124) with the case, as pytest-timeout's thread "
+                                     "method does" if exit_code else ""))
+            command = f"{args.python} {ADAPTER} {HERE / 'matrix_impl.py'}:{fn}"
+            out.append(Cell("cmd: (adapter)", behaviour, when, kinds,
+                            [cli, "check", *check_common, "--timeout", "4", "--report-dir", "{reports}", "--impl",
+                             "cmd:" + command], {"PYTHONPATH": args.pythonpath}))
+    for mode, kinds in PROTOCOL_BEHAVIOURS.items():
+        for when in WHENS:
+            command = f"{args.python} {HERE / 'misbehave.py'} {mode} {cli}"
+            out.append(Cell("cmd: (protocol)", mode, when, kinds,
+                            [cli, "check", *check_common, "--timeout", "4", "--report-dir", "{reports}", "--impl",
+                             "cmd:" + command], {"MISBEHAVE_WHEN": when}))
+    for behaviour in PLUGIN_BEHAVIOURS:
+        for when in WHENS:
+            kinds = {"mismatch", "invariant_violated"} if behaviour == "wrong" else \
+                {"timed_out"} if behaviour == "hang" else {"crashed"}
+            impl = f"plugin:{args.plugin}#{behaviour}_{when}"
+            out.append(Cell("plugin, isolated", behaviour, when, kinds,
+                            [cli, "check", *check_common, "--timeout", "4", "--report-dir", "{reports}", "--impl",
+                             impl]))
+            if behaviour == "wrong":
+                # In process there is no warm-up: the first two calls are the first cases', judged as such.
+                out.append(Cell("plugin, in process", behaviour, when, kinds,
+                                [cli, "check", *check_common, "--in-process", "--report-dir", "{reports}", "--impl",
+                                 impl]))
+    return out
+
+
+def ci_selection(all_cells):
+    """One cell of every (door, behaviour): the moment alternates along the list."""
+    chosen, seen = [], {}
+    for cell in all_cells:
+        key = (cell.door, cell.behaviour)
+        index = seen.setdefault(key, len(seen))
+        if cell.when == WHENS[index % 2]:
+            chosen.append(cell)
+    return chosen
+
+
+RAW = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def marked_processes(mark):
+    """Processes whose environment carries the cell's mark: what a cell left running."""
+    left = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if mark.encode() in (entry / "environ").read_bytes():
+                left.append(int(entry.name))
+        except OSError:
+            continue
+    return left
+
+
+def run(cell, scratch):
+    reports = Path(tempfile.mkdtemp(prefix="cell-", dir=scratch))
+    mark = f"CHUNKMETA_MATRIX_CELL={uuid.uuid4().hex}"
+    env = dict(os.environ, **cell.env, CHUNKMETA_MATRIX_CELL=mark.split("=", 1)[1], TMPDIR=str(reports))
+    command = [part.replace("{reports}", str(reports)) for part in cell.command]
+    start, start_wall = time.monotonic(), time.time()
+    problems = []
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, timeout=BOUND_SECONDS, stdin=subprocess.DEVNULL)
+        over = time.monotonic() - start
+        output, code = done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired as expired:
+        over = time.monotonic() - start
+        output, code = (expired.stdout or b"") + (expired.stderr or b""), None
+        problems.append(f"not over within {BOUND_SECONDS} s")
+    time.sleep(0.2)  # a guard ends what it guards as the harness exits
+    left = marked_processes(mark)
+    for pid in left:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    if left:
+        problems.append(f"left {len(left)} process(es) running")
+    reports_written = sorted(reports.glob("*.report.json"), key=lambda p: p.stat().st_mtime)
+    first_report = reports_written[0].stat().st_mtime - start_wall if reports_written else None
+    if code is not None and code != cell.exit_code:
+        problems.append(f"exit code {code}, expected {cell.exit_code}")
+    if RAW.search(output):
+        problems.append("printed a control character raw: " + repr(RAW.search(output).group()))
+    text = output.decode(errors="replace")
+    verdicts = [line for line in text.splitlines() if line.startswith(("VERIFIED", "NOT VERIFIED"))]
+    kinds = set(re.findall(r"^  finding:\s+(\w+):", text, re.M))
+    if cell.exit_code == 124:
+        if "has not returned" not in text:
+            problems.append("ended without saying why (the watchdog's message)")
+    elif cell.kinds is None:
+        if verdicts[-1:] != ["VERIFIED: every property held"]:
+            problems.append(f"verdict {verdicts[-1:]}, expected VERIFIED")
+    else:
+        if len(verdicts) != 1 or not verdicts[0].startswith("NOT VERIFIED"):
+            problems.append(f"verdict lines {verdicts}, expected one NOT VERIFIED")
+        if not kinds or not kinds <= cell.kinds:
+            problems.append(f"findings {sorted(kinds)}, expected among {sorted(cell.kinds)}")
+        if not reports_written:
+            problems.append("no report written")
+    return {"door": cell.door, "behaviour": cell.behaviour, "when": cell.when, "exit": code,
+            "findings": sorted(kinds), "over_s": round(over, 2),
+            "first_report_s": None if first_report is None else round(max(first_report, 0.0), 2),
+            "problems": problems, "output": text[-3000:] if problems else ""}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--pythonpath", required=True, help="where the chunkmeta package is (the build tree's python/)")
+    parser.add_argument("--plugin", required=True, help="the matrix plugin (tests/misbehaving/matrix_plugin.cpp)")
+    parser.add_argument("--cells", choices=("ci", "all"), default="ci")
+    parser.add_argument("--jobs", type=int, default=3)
+    parser.add_argument("--results", help="a JSON Lines file for each cell's figures")
+    args = parser.parse_args()
+    chosen = cells(args)
+    if args.cells == "ci":
+        chosen = ci_selection(chosen)
+    scratch = Path(tempfile.mkdtemp(prefix="chunkmeta-matrix-"))
+    print(f"misbehaviour matrix: {len(chosen)} cells ({args.cells}), {args.jobs} at a time", flush=True)
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run, cell, scratch): cell for cell in chosen}
+        for future in concurrent.futures.as_completed(futures):
+            cell, result = futures[future], future.result()
+            results.append(result)
+            status = "ok  " if not result["problems"] else "FAIL"
+            first = "-" if result["first_report_s"] is None else f"{result['first_report_s']:.1f} s"
+            print(f"{status} {cell.name:45} {','.join(result['findings']) or 'VERIFIED':28} first report {first:>7},"
+                  f" over {result['over_s']:.1f} s{'  (' + cell.note + ')' if cell.note else ''}", flush=True)
+            for problem in result["problems"]:
+                print(f"       {problem}", flush=True)
+            if result["problems"]:
+                print("       its output (end):\n" + "\n".join("         | " + line for line in
+                                                           result["output"].splitlines()[-40:]), flush=True)
+    print("Cells that cannot happen through a door:")
+    for door, what, why in CANNOT:
+        print(f"  {door}: {what}: {why}")
+    if args.results:
+        with open(args.results, "w") as file:
+            for result in sorted(results, key=lambda r: (r["door"], r["behaviour"], r["when"])):
+                file.write(json.dumps({k: v for k, v in result.items() if k != "output"}) + "\n")
+    failed = sum(1 for r in results if r["problems"])
+    if failed:
+        print(f"(the failing cells' report folders are kept in {scratch})")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
