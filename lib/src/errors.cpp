@@ -55,6 +55,8 @@ std::string Error::message() const {
     case ErrorCode::length_mismatch:
       if (field == "cu_seqlens") {
         where() << ": cu_seqlens has " << value << " entries but must have at least " << bound;
+      } else if (field != "query_start_loc") {  // a per-row array of another spec (seq_lens, checkpoint_offsets, ...)
+        where() << ": " << field << " has " << value << " entries but must have " << bound;
       } else {
         where() << ": query_start_loc has " << value << " entries but must have " << bound
                 << " (one more than num_computed_tokens)";
