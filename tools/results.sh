@@ -2,7 +2,7 @@
 # Writes docs/results.md: every measured figure the docs refer to, from one run
 # of the project's scripts on this machine, with the commit, date and machine.
 # The reference pages state contracts and targets; figures live here only.
-#   tools/results.sh [SECTION...]   sections: library python throughput report stall fuzz coverage (default: all)
+#   tools/results.sh [SECTION...]   sections: library python throughput report matrix stall fuzz coverage (default: all)
 # About 25 minutes on 2 cores (coverage and time-to-report take most). Run it
 # on a quiet machine: figures of one run are compared with each other.
 set -euo pipefail
@@ -96,6 +96,16 @@ fuzz() {
   echo "ClusterFuzzLite's build script (\`Fuzz.ClusterFuzzLiteBuildScriptProducesTargetsThatRunTheirSeeds\`): $outcome in $((SECONDS - start)) s."
 }
 
+# Every cell of the misbehaviour matrix (tests/misbehaving/matrix.py): the time to its first report and to the
+# end of the run, and what it was reported as.
+matrix() {
+  cmake --build --preset default --target chunkmeta_matrix_plugin chunkmeta_python >/dev/null
+  "$torch_python" tests/misbehaving/matrix.py --cells all --jobs 2 --cli build/default/bin/chunkmeta \
+    --python "$torch_python" --pythonpath build/default/python --plugin build/default/tests/chunkmeta_matrix_plugin.so \
+    --results "$work/matrix.jsonl" > "$work/matrix.log" 2>&1 || true
+  "$torch_python" tests/misbehaving/matrix.py --table "$work/matrix.jsonl"
+}
+
 coverage() {
   tools/coverage.sh > "$work/coverage.log" 2>&1
   echo '```'
@@ -105,20 +115,22 @@ coverage() {
 }
 
 # Each section: its title, how it was measured, and the function that prints it.
-all_sections=(library python throughput report stall fuzz coverage)
+all_sections=(library python throughput report matrix stall fuzz coverage)
 declare -A titles=(
   [library]="Library (C++)" [python]="Python drop-ins" [throughput]="Throughput of check, per door"
-  [report]="Time to a report" [stall]="A correct function on a stalling machine" [fuzz]="Fuzzing"
+  [report]="Time to a report" [matrix]="The misbehaviour matrix" [stall]="A correct function on a stalling machine" [fuzz]="Fuzzing"
   [coverage]="Coverage of the library")
 declare -A hows=(
   [library]="\`chunkmeta_bench\` (Google Benchmark, the fastest of 3 repetitions: noise only adds time), the spec's four anchors at C = 64, 256 and 2048: ns per call of \`reference\`, \`fast\`, \`fast_into\` and a write bound that only writes as many int32 entries."
   [python]="\`bench/python_bench.py\` (best of 7 runs)."
   [throughput]="\`tools/check_throughput.sh\`: one run per door, seed 20261202."
   [report]="\`tools/time_to_report.sh\`: every catalogue mutant, and runaway, crashing and hanging implementations, through each door; seconds from the command's start to the first report, to the first minimal report (printed as soon as a property's shrinking ends) and to the exit (seed 20261202; corpus: the project's corpus replayed first, as a user's run; no-corpus: found by the properties alone)."
+  [matrix]="\`tests/misbehaving/matrix.py --cells all\`: every cell (behaviour x moment x door), a whole \`check\` each (seed 20261206, \`--fail-fast\`, a 4 s timeout), two at a time: seconds from the start to the first report written and to the end of the run; check() cells whose function swallows the timeout end the process (exit 124) and write none."
   [stall]="\`bench/stall_tolerance.py\`: the spec's procedure in Python with a 3 s stall in 1 of 200 calls (its own seeded stream), \`chunkmeta.check()\` with 300 cases per property for seeds 1-20; every run must be VERIFIED, the stalls that ran past a call's limit listed as slow calls."
   [fuzz]="Each target 30 s in one process under ASan+UBSan (preset \`fuzz\`), from its committed corpus."
   [coverage]="\`tools/coverage.sh\` (clang source-based): every ctest test, then the committed corpus replays alone; the library's totals (lib/ and each spec folder's library part) and each spec's files.")
-declare -A printers=([library]=library [python]=python_figures [throughput]=throughput [report]=report [stall]=stall
+declare -A printers=([library]=library [python]=python_figures [throughput]=throughput [report]=report [matrix]=matrix
+                     [stall]=stall
                      [fuzz]=fuzz [coverage]=coverage)
 
 [ ${#sections[@]} -eq 0 ] && sections=("${all_sections[@]}")

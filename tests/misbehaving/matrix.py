@@ -11,6 +11,7 @@ comes through, each cell a whole `check` run, judged as a user would:
 
     matrix.py --cli CHUNKMETA --python PYTHON --pythonpath DIR --plugin PLUGIN [--cells ci|all]
               [--jobs N] [--results FILE]
+    matrix.py --table FILE     prints FILE's cells as a Markdown table (tools/results.sh)
 
 `ci` runs one cell of every behaviour and door (the moment alternates);
 `all` every cell (tools/results.sh, with each cell's times in FILE).
@@ -218,16 +219,37 @@ def run(cell, scratch):
             "problems": problems, "output": text[-3000:] if problems else ""}
 
 
+def table(results_file):
+    print("| door | behaviour | when | reported as | first report (s) | over (s) | problems |")
+    print("|---|---|---|---|---|---|---|")
+    for line in Path(results_file).read_text().splitlines():
+        r = json.loads(line)
+        first = "-" if r["first_report_s"] is None else f"{r['first_report_s']:.1f}"
+        print(f"| {r['door']} | {r['behaviour']} | {r['when']} | {', '.join(r['findings']) or 'VERIFIED'} | {first} | "
+              f"{r['over_s']:.1f} | {'; '.join(r['problems']) or 'none'} |")
+    print()
+    print("Cells that cannot happen through a door:")
+    print()
+    for door, what, why in CANNOT:
+        print(f"- {door}: {what}: {why}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--python", required=True)
-    parser.add_argument("--pythonpath", required=True, help="where the chunkmeta package is (the build tree's python/)")
-    parser.add_argument("--plugin", required=True, help="the matrix plugin (tests/misbehaving/matrix_plugin.cpp)")
+    parser.add_argument("--table", help="print this results file as a Markdown table, and run nothing")
+    parser.add_argument("--cli")
+    parser.add_argument("--python")
+    parser.add_argument("--pythonpath", help="where the chunkmeta package is (the build tree's python/)")
+    parser.add_argument("--plugin", help="the matrix plugin (tests/misbehaving/matrix_plugin.cpp)")
     parser.add_argument("--cells", choices=("ci", "all"), default="ci")
     parser.add_argument("--jobs", type=int, default=3)
     parser.add_argument("--results", help="a JSON Lines file for each cell's figures")
     args = parser.parse_args()
+    if args.table:
+        table(args.table)
+        return 0
+    if not (args.cli and args.python and args.pythonpath and args.plugin):
+        parser.error("--cli, --python, --pythonpath and --plugin are needed to run the cells")
     chosen = cells(args)
     if args.cells == "ci":
         chosen = ci_selection(chosen)
