@@ -2,7 +2,7 @@
 # arrays: CPU tensors (torch), numpy arrays or other buffers, or sequences of
 # ints; they answer in the kind they were given (lists for sequences).
 from os import PathLike
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union, overload
 
 Array = Any  # a torch.Tensor, a numpy.ndarray, a buffer, or a sequence of ints
 ArrayOut = Any  # of the input's kind

@@ -43,6 +43,7 @@ PYBIND11_MODULE(_chunkmeta, m) {
   m.def("_set_invalid_workload_type", &set_invalid_workload_type);
 #define CHUNKMETA_ADD_DROPINS_OF(folder) add_##folder(m);
   CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_ADD_DROPINS_OF)
+  CHUNKMETA_LIBRARY_ONLY_FOLDERS(CHUNKMETA_ADD_DROPINS_OF)
 #undef CHUNKMETA_ADD_DROPINS_OF
   add_door(m);
 }

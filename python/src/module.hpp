@@ -24,6 +24,7 @@ void set_invalid_workload_type(py::object type);
 // Each spec folder's drop-ins (specs/registry.hpp), and the module's other functions.
 #define CHUNKMETA_DECLARE_ADD(folder) void add_##folder(py::module_& m);
 CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_DECLARE_ADD)
+CHUNKMETA_LIBRARY_ONLY_FOLDERS(CHUNKMETA_DECLARE_ADD)
 #undef CHUNKMETA_DECLARE_ADD
 void add_door(py::module_& m);
 

@@ -2,9 +2,12 @@
 // tensors, arrays or lists in place where it can and answering in the caller's
 // kind, or writing into the caller's buffers (out=); and max_output_sizes.
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "chunkmeta/checkpointed_chunks.hpp"
 #include "chunkmeta/chunkmeta.hpp"
 #include "fastcall.hpp"
 
@@ -87,8 +90,84 @@ py::object compute_into(const BasicWorkloadView<Int>& view, py::handle out) {
   return py::reinterpret_steal<py::object>(lengths);
 }
 
+// With checkpoint_offsets_p (vLLM #57329): the chunks also cut at each row's checkpoint, and a fourth
+// array, checkpoint_chunk_indices (specs/mamba_checkpointed_chunks).
+constexpr const char* kCheckpointedOutputs[] = {"out[0] (cu_chunk_seqlen)", "out[1] (seq_idx)",
+                                                "out[2] (last_chunk_indices)", "out[3] (checkpoint_chunk_indices)"};
+
+template <typename Int>
+Result<checkpointed_chunks::Sizes> write_checkpointed(const checkpointed_chunks::BasicView<Int>& view,
+                                                      const checkpointed_chunks::Buffers& out) {
+  return without_gil_if_large(static_cast<std::int64_t>(out.seq_idx.size() + out.last_chunk_indices.size()),
+                              [&] { return checkpointed_chunks::chunks_into(view, out); });
+}
+
+template <typename Int>
+py::object checkpointed(const checkpointed_chunks::BasicView<Int>& view, ArrayKind kind, py::handle out) {
+  if (out.is_none()) {
+    const auto sizes = checkpointed_chunks::output_sizes(view);
+    if (!sizes.ok()) raise_invalid(sizes.error());
+    const auto& n = sizes.value();
+    Results results(kind, IntType::int32, {n.chunks.cu_chunk_seqlen, n.chunks.seq_idx, n.chunks.last_chunk_indices, n.checkpoints});
+    const auto written = write_checkpointed(view, {results.array<std::int32_t>(0), results.array<std::int32_t>(1),
+                                                   results.array<std::int32_t>(2), results.array<std::int32_t>(3)});
+    if (!written.ok()) raise_invalid(written.error());
+    return results.finish({n.chunks.cu_chunk_seqlen, n.chunks.seq_idx, n.chunks.last_chunk_indices, n.checkpoints});
+  }
+  if (!(PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) || py::len(out) != 4) {
+    throw py::type_error("out must be a tuple of four int32 buffers (cu_chunk_seqlen, seq_idx, last_chunk_indices, "
+                         "checkpoint_chunk_indices) when checkpoint_offsets_p is given, not " +
+                         std::string(Py_TYPE(out.ptr())->tp_name));
+  }
+  PyObject** buffers = PySequence_Fast_ITEMS(out.ptr());
+  const OutBuffer cu(buffers[0], kCheckpointedOutputs[0], IntType::int32);
+  const OutBuffer seq(buffers[1], kCheckpointedOutputs[1], IntType::int32);
+  const OutBuffer last(buffers[2], kCheckpointedOutputs[2], IntType::int32);
+  const OutBuffer ckpt(buffers[3], kCheckpointedOutputs[3], IntType::int32);
+  refuse_overlaps({region(cu.entries<std::int32_t>(), kCheckpointedOutputs[0]),
+                   region(seq.entries<std::int32_t>(), kCheckpointedOutputs[1]),
+                   region(last.entries<std::int32_t>(), kCheckpointedOutputs[2]),
+                   region(ckpt.entries<std::int32_t>(), kCheckpointedOutputs[3])},
+                  {region(view.num_computed_tokens, "num_computed_tokens_p_cpu"),
+                   region(view.query_start_loc, "query_start_loc_p_cpu"),
+                   region(view.checkpoint_offsets, "checkpoint_offsets_p")});
+  const auto written = write_checkpointed(view, {cu.entries<std::int32_t>(), seq.entries<std::int32_t>(),
+                                                 last.entries<std::int32_t>(), ckpt.entries<std::int32_t>()});
+  if (!written.ok()) raise_invalid(written.error());
+  const auto& n = written.value();
+  PyObject* lengths = Py_BuildValue("(LLLL)", static_cast<long long>(n.chunks.cu_chunk_seqlen),
+                                    static_cast<long long>(n.chunks.seq_idx),
+                                    static_cast<long long>(n.chunks.last_chunk_indices), static_cast<long long>(n.checkpoints));
+  if (lengths == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(lengths);
+}
+
+py::object compute_checkpointed(std::int64_t c, const InputArray& computed, const InputArray& starts,
+                                py::handle offsets_given, py::handle out) {
+  // None: no row has a checkpoint (every entry -1), as the PR's function gives.
+  std::optional<InputArray> offsets;
+  std::vector<std::int32_t> none;
+  if (!offsets_given.is_none()) {
+    offsets.emplace(offsets_given, "checkpoint_offsets_p");
+  } else {
+    none.assign(computed.size(), 0);
+  }
+  const ArrayKind kind = offsets ? kind_of_results({computed.kind(), starts.kind(), offsets->kind()})
+                                 : kind_of_results({computed.kind(), starts.kind()});
+  if (!computed.copied() && !starts.copied() && (!offsets || !offsets->copied())) {
+    const checkpointed_chunks::View32 view{c, computed.int32(), starts.int32(),
+                                           offsets ? offsets->int32() : std::span<const std::int32_t>(none)};
+    return checkpointed(view, kind, out);
+  }
+  const auto wide_computed = computed.widened();
+  const auto wide_starts = starts.widened();
+  const auto wide_offsets = offsets ? offsets->widened() : std::vector<std::int64_t>(computed.size(), 0);
+  const checkpointed_chunks::View64 view{c, wide_computed, wide_starts, wide_offsets};
+  return checkpointed(view, kind, out);
+}
+
 py::object compute_chunk_metadata(py::handle chunk_size, py::handle num_prefills, py::handle num_computed_tokens,
-                                  py::handle query_start_loc, py::handle out) {
+                                  py::handle query_start_loc, PyObject* checkpoint_offsets, py::handle out) {
   const std::int64_t c = to_int64(chunk_size, "chunk_size");
   const std::int64_t rows = to_int64(num_prefills, "num_prefills");
   const InputArray computed(num_computed_tokens, "num_computed_tokens_p_cpu");
@@ -98,6 +177,7 @@ py::object compute_chunk_metadata(py::handle chunk_size, py::handle num_prefills
                       std::to_string(computed.size()) + " entries; they must agree",
                   "length_mismatch", "num_prefills", Error::kNoIndex, "invalid_input");
   }
+  if (checkpoint_offsets != nullptr) return compute_checkpointed(c, computed, starts, checkpoint_offsets, out);
   const ArrayKind kind = kind_of_results({computed.kind(), starts.kind()});
   if (!computed.copied() && !starts.copied()) {
     const WorkloadView32 view{c, computed.int32(), starts.int32()};
@@ -111,19 +191,20 @@ py::object compute_chunk_metadata(py::handle chunk_size, py::handle num_prefills
 
 const Signature kComputeSignature{
     "compute_chunk_metadata",
-    {"chunk_size", "num_prefills", "num_computed_tokens_p_cpu", "query_start_loc_p_cpu", "out"},
-    4,
+    {"chunk_size", "num_prefills", "num_computed_tokens_p_cpu", "query_start_loc_p_cpu", "checkpoint_offsets_p", "out"},
+    5,
     4};
 
 PyObject* compute_chunk_metadata_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&] {
-    std::array<PyObject*, 5> given{};
+    std::array<PyObject*, 6> given{};
     bind_arguments(kComputeSignature, args, nargs, kwnames, given);
-    return compute_chunk_metadata(given[0], given[1], given[2], given[3], or_none(given[4]));
+    // checkpoint_offsets_p given at all (None included) asks for the fourth array, as the PR's function returns it.
+    return compute_chunk_metadata(given[0], given[1], given[2], given[3], given[4], or_none(given[5]));
   });
 }
 
-const char* const kComputeDoc = R"doc(compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu, *, out=None)
+const char* const kComputeDoc = R"doc(compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu, checkpoint_offsets_p=<not given>, *, out=None)
 --
 
 The engine's chunk metadata (specs/mamba), computed by chunkmeta's fast implementation.
@@ -142,6 +223,13 @@ are written into them instead and the three lengths are returned; a buffer
 too small raises InvalidWorkload (output_buffer_too_small) naming it and the
 size needed. max_output_sizes() sizes them once from the engine's limits.
 The GIL is released while large workloads are computed.
+
+With checkpoint_offsets_p (vLLM #57329's internal prefill checkpoints: one
+offset per row from its query start, 0 for none; a list, tensor or array, or
+None for none at all), the chunks are also cut at each row's checkpoint
+(specs/mamba_checkpointed_chunks) and a fourth array is returned,
+checkpoint_chunk_indices: the chunk that ends at each checkpoint, -1 for a row
+without one. With out=, four buffers and four lengths.
 
 Raises chunkmeta.InvalidWorkload (a ValueError) with the code, field and index
 of the broken rule, or output_too_large above the library's cap of 2**26 chunks.)doc";

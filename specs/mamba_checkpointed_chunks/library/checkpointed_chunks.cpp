@@ -180,6 +180,15 @@ std::optional<Error> validate(const View32& view, const Limits& limits) noexcept
 Result<Sizes> output_sizes(const View64& view, const Limits& limits) noexcept { return sizes_of(view, limits); }
 Result<Sizes> output_sizes(const View32& view, const Limits& limits) noexcept { return sizes_of(view, limits); }
 
+Result<Sizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size) noexcept {
+  const auto mamba = chunkmeta::max_output_sizes(max_tokens, max_rows, chunk_size);
+  if (!mamba.ok()) return mamba.error();
+  OutputSizes sizes = mamba.value();
+  sizes.cu_chunk_seqlen += max_rows;
+  sizes.seq_idx += max_rows;
+  return Sizes{sizes, max_rows};
+}
+
 Result<Chunks> reference(const View64& view, const Limits& limits) {
   if (auto error = validate(view, limits)) return *error;
   const std::int64_t C = view.chunk_size;

@@ -45,8 +45,8 @@ Planned plan_row(const View& view, std::size_t i) noexcept {
   const std::int64_t p = std::max(floor_div(s - 1, H) * H - (view.drop_eagle_block ? H : 0), std::int64_t{0});
   const std::int64_t col = ceil_div(s, M) - 2;
   const std::int64_t alignment = view.checkpoint_alignment.value_or(1);
-  const bool valid = view.checkpoint_alignment.has_value() & (a % H == 0) & (col > floor_div(a - 1, M)) &
-                     (a + H <= p) & (a < p) & (p < s) & ((p - a) % alignment == 0);
+  const bool valid = view.checkpoint_alignment.has_value() && a % H == 0 && col > floor_div(a - 1, M) &&
+                     a + H <= p && a < p && p < s && (p - a) % alignment == 0;
   return valid ? Planned{p - a, col} : Planned{};
 }
 

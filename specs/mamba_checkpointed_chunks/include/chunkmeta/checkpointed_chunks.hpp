@@ -68,6 +68,11 @@ std::optional<Error> validate(const View32& view, const Limits& limits = {}) noe
 Result<Sizes> output_sizes(const View64& view, const Limits& limits = {}) noexcept;
 Result<Sizes> output_sizes(const View32& view, const Limits& limits = {}) noexcept;
 
+// Sizes that hold the outputs of every step of an engine whose steps have at
+// most max_tokens new tokens and max_rows rows at chunk_size: Mamba's bound,
+// and one chunk more per row (a checkpoint adds at most one).
+Result<Sizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size) noexcept;
+
 // The contract's definition, step by step: each row's cut points gathered
 // (multiples of C inside the row, the checkpoint), sorted, and the pieces
 // between them emitted.

@@ -57,7 +57,7 @@ std::optional<Error> validate(const View& view) noexcept;
 // The contract's rule, condition by condition, in 64-bit arithmetic.
 Result<Checkpoints> reference(const View& view);
 
-// The fast implementation: one pass, the same arithmetic without branches per condition.
+// The fast implementation: one pass writing each row's offset and column (checkpoints_into).
 Result<Checkpoints> checkpoints(const View& view);
 
 // The same into caller buffers: validates, allocates nothing, returns B
