@@ -143,9 +143,15 @@ PropertyResult run_with(const Property& property, const Implementation& impl, co
   for (int round = 0; total.cases < target; ++round) {
     const double left = options.time_budget_seconds - seconds_since(start);
     const int below_floor = std::max(0, std::min(floor, target) - total.cases);
-    if (round > 0 && below_floor == 0 && left < 0.02 * options.time_budget_seconds) break;
     const double rate = total.seconds > 0 ? total.cases / total.seconds : 0;
-    const double wanted = round == 0 ? std::max(200, below_floor) : std::max({50.0, 0.9 * rate * left, 1.0 * below_floor});
+    // Past the floor, a round runs what the rest of the budget affords at the rate measured, and none
+    // once it affords less than one case (a costly property stops at its floor).
+    const double affordable = 0.9 * rate * left;
+    if (round > 0 && below_floor == 0 && (left < 0.02 * options.time_budget_seconds || affordable < 1)) break;
+    // The first round runs the floor (200 cases for most properties) and measures the rate; a property
+    // whose floor is small because its cases are costly (huge batches: 2%) runs just that first, not 200.
+    const double wanted = round == 0 ? (below_floor > 0 ? below_floor : 200)
+                                     : std::max(affordable, 1.0 * below_floor);
     const int cases = static_cast<int>(std::min<double>(target - total.cases, wanted));
     add_round(total, Round(property, impl, options, table, memo, known).run(seed + static_cast<std::uint64_t>(round), cases));
     if (!total.passed || !total.stopped.empty()) break;
@@ -202,10 +208,17 @@ std::optional<PropertyResult> judged_own_calls(const Implementation& impl, const
     cx.property = std::string(kOwnCallsProperty);
     cx.workload = call.workload;
     cx.finding = std::move(*finding);
-    const bool again = harness::judge(*impl.spec, call.workload, impl.compute(call.workload)).has_value();
+    // Asked once more, to say whether only a first call fails; not after a timeout, which would cost the
+    // whole limit again (it is a misbehaviour, reported at once whatever the second call does).
+    const bool timed_out = cx.finding.kind == harness::FindingKind::timed_out;
+    const bool again =
+        timed_out || harness::judge(*impl.spec, call.workload, impl.compute(call.workload)).has_value();
     if (fails_whenever_asked != nullptr) *fails_whenever_asked = again;
-    cx.reproduce = "the answer to " + call.when + "; asked the same workload again, it answered " +
-                   (again ? "no better: it fails on that workload whenever it is asked" : "right: only a first call fails (a lazy set-up?)");
+    cx.reproduce = "the answer to " + call.when +
+                   (timed_out ? std::string("; not asked again (a second timeout would cost the limit again)")
+                              : std::string("; asked the same workload again, it answered ") +
+                                    (again ? "no better: it fails on that workload whenever it is asked"
+                                           : "right: only a first call fails (a lazy set-up?)"));
     PropertyResult result;
     result.property = cx.property;
     result.implementation = impl.name;
