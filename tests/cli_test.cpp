@@ -156,6 +156,19 @@ TEST(ComputeCommand, ExitsTwoOnUsageErrors) {
   EXPECT_EQ(run_cli("compute --max-chunks 67108865").exit_code, 2);  // above the default cap: cannot be honoured
 }
 
+// A number no run can mean is a usage error naming the option, before anything runs: NaN and infinity
+// (which CLI11's PositiveNumber lets through), a negative seed (an unsigned option would read 2^64 - 1),
+// a negative or out-of-range case count.
+TEST(CheckCommand, RefusesEverySettingNoRunCanMean) {
+  for (const std::string given :
+       {"--timeout nan", "--timeout inf", "--timeout -1", "--timeout 0", "--time-budget nan", "--time-budget -2",
+        "--shrink-budget inf", "--seed -1", "--seed 1e3", "--cases -5", "--cases 2147483648"}) {
+    const auto run = run_cli("check --impl fast " + given);
+    EXPECT_EQ(run.exit_code, 2) << given << ": " << run.out << run.err;
+    EXPECT_NE(run.err.find(given.substr(0, given.find(' '))), std::string::npos) << given << ": " << run.err;
+  }
+}
+
 TEST(Cli, PrintsHelpAndVersion) {
   const auto help = run_cli("--help");
   EXPECT_EQ(help.exit_code, 0);

@@ -37,7 +37,8 @@ def main():
         found = re.search(r"\(specs/(\w+)\)", spec["summary"])
         folder_of[spec["name"]] = found.group(1) if found else spec["name"]
     default = next(spec["name"] for spec in specs if spec["default"])
-    folders = sorted(set(folder_of.values()))
+    # Folders without a Spec yet (library and drop-ins only) have tests of their own too.
+    folders = sorted(set(folder_of.values()) | {p.parent.name for p in source.glob("specs/*/CMakeLists.txt")})
     fuzz_folder = {options.stem: options.parents[1].name for options in source.glob("specs/*/fuzz/*.options")}
     mutant_folder = {}
     plugin = build / "bin" / "chunkmeta_mutant_plugin.so"
