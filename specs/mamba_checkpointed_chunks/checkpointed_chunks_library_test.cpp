@@ -102,6 +102,32 @@ TEST(CheckpointedChunks, WritesIntoCallerBuffersOrNamesTheShortOne) {
   EXPECT_EQ(ckpt, (O{2, 7, -1, 77, 77}));
 }
 
+// Buffers sized once from an engine's limits hold every step within them: Mamba's bound and one chunk per row.
+TEST(CheckpointedChunks, MaxOutputSizesHoldEveryStepWithinTheLimits) {
+  std::mt19937_64 random(19);
+  for (int round = 0; round < 2000; ++round) {
+    const std::int64_t C = std::int64_t{1} << (random() % 9);
+    const auto rows = static_cast<std::size_t>(random() % 6);
+    I c(rows), q{0}, o(rows);
+    for (std::size_t i = 0; i < rows; ++i) {
+      c[i] = static_cast<std::int64_t>(random() % (3 * C + 1));
+      const auto n = static_cast<std::int64_t>(random() % (4 * C + 3));
+      q.push_back(q.back() + n);
+      o[i] = n > 1 && random() % 2 ? 1 + static_cast<std::int64_t>(random() % (n - 1)) : 0;
+    }
+    const auto bound = max_output_sizes(q.back(), static_cast<std::int64_t>(rows), C);
+    const auto sizes = output_sizes(View64{C, c, q, o});
+    ASSERT_TRUE(bound.ok() && sizes.ok());
+    EXPECT_LE(sizes.value().chunks.cu_chunk_seqlen, bound.value().chunks.cu_chunk_seqlen);
+    EXPECT_LE(sizes.value().chunks.seq_idx, bound.value().chunks.seq_idx);
+    EXPECT_LE(sizes.value().checkpoints, bound.value().checkpoints);
+    std::vector<std::int32_t> c32(c.begin(), c.end()), q32(q.begin(), q.end()), o32(o.begin(), o.end());
+    EXPECT_EQ(output_sizes(View32{C, c32, q32, o32}).value(), sizes.value());
+    EXPECT_FALSE(validate(View32{C, c32, q32, o32}).has_value());
+  }
+  EXPECT_EQ(max_output_sizes(-1, 1, 4).error().code, ErrorCode::negative_value);
+}
+
 struct Drawn {
   std::int64_t C = 1;
   I c, q, o;

@@ -35,6 +35,8 @@ Both computed(std::int64_t C, const I& q) {
   EXPECT_EQ(c.value(), rc.value());
   const std::vector<std::int32_t> q32(q.begin(), q.end());
   EXPECT_EQ(metadata(View32{C, q32}).value(), rm.value());
+  EXPECT_EQ(output_sizes(View32{C, q32}).value(), output_sizes(view).value());
+  EXPECT_FALSE(validate(View32{C, q32}).has_value());
   EXPECT_EQ(chunk_indices(View32{C, q32}).value(), rc.value());
   return {rm.value(), rc.value()};
 }
