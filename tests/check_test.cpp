@@ -25,12 +25,7 @@ const std::string kSource = CHUNKMETA_SOURCE_DIR;
 const std::string kAdapter = kSource + "/adapters/python/chunkmeta_adapter.py";
 const std::string kReferenceFunction = kSource + "/examples/python/reference_procedure.py:compute_chunk_metadata";
 
-fs::path fresh_dir(const std::string& name) {
-  const auto dir = fs::path(testing::TempDir()) / ("chunkmeta-check-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return scratch_dir("check-" + name); }
 
 // check with a fixed seed and reports in a fresh folder; `extra` holds --impl and the rest.
 Run check(const std::string& name, const std::string& extra) {

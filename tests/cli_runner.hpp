@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.hpp"
+
 namespace chunkmeta {
 
 struct Run {
@@ -46,6 +48,8 @@ inline Run run_cli(const std::string& arguments, const std::string& input = "",
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   run.out = slurp(dir / "out");
   run.err = slurp(dir / "err");
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);  // scratch: nothing of a run is left behind, wherever TempDir() is
   std::istringstream lines(run.out);
   for (std::string line; std::getline(lines, line);) run.lines.push_back(line);
   return run;

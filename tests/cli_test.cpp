@@ -200,8 +200,7 @@ TEST(VerifyCommand, VerifiesTheBuiltinFastImplementationAndPrintsASummary) {
 TEST(ReplayCommand, FlagsACorpusEntryWhoseStoredExpectationNoLongerHolds) {
   const Workload w{8, {3}, {0, 9}};
   auto entry = harness::corpus_entry(harness::mamba_spec(), w, "test");
-  const auto dir = std::filesystem::path(testing::TempDir()) / ("chunkmeta-replay-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = scratch_dir("replay");
   std::ofstream(dir / "good.json") << entry.dump();
   const auto good = run_cli("replay " + (dir / "good.json").string());
   EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
@@ -222,8 +221,7 @@ namespace {
 
 // Replaying nothing proves nothing: an empty folder, or entries of no spec asked for, is a failure.
 TEST(ReplayCommand, FailsWhenNothingIsReplayed) {
-  const auto empty = std::filesystem::path(testing::TempDir()) / "chunkmeta-replay-nothing";
-  std::filesystem::create_directories(empty);
+  const auto empty = scratch_dir("replay-nothing");
   const auto run = run_cli("replay " + empty.string());
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_NE(run.err.find("nothing was replayed"), std::string::npos) << run.err;
@@ -232,10 +230,9 @@ TEST(ReplayCommand, FailsWhenNothingIsReplayed) {
 // A budget that ends the run before every property ran its cases is not a
 // pass: each property cut short says how far it got, each not run says so.
 TEST(CheckCommand, ATimeBudgetThatCutsPropertiesShortIsNotVerified) {
-  const auto empty_corpus = std::filesystem::path(testing::TempDir()) / "chunkmeta-budget-empty-corpus";
-  std::filesystem::create_directories(empty_corpus);
+  const auto empty_corpus = scratch_dir("budget-empty-corpus");
   const auto run = run_cli("check --impl fast --seed 1 --time-budget 0.05 --corpus " + empty_corpus.string() +
-                           " --report-dir " + testing::TempDir() + "chunkmeta-budget-reports");
+                           " --report-dir " + scratch_dir("budget-reports").string());
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_EQ(run.out.find("VERIFIED: every property held"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("NOT VERIFIED: no failure, but not every property ran its cases"), std::string::npos)
@@ -252,9 +249,7 @@ namespace {
 // A FIFO would block a reader, /dev/zero never end, a file nested 300k deep
 // overflow a recursive one: each is an unreadable entry, said so, never a hang or a crash.
 TEST(ReplayCommand, NamesSpecialAndHostileFilesUnreadableInsteadOfHangingOrCrashing) {
-  const auto dir = std::filesystem::path(testing::TempDir()) / ("chunkmeta-hostile-corpus-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const auto dir = scratch_dir("hostile-corpus");
   ASSERT_EQ(mkfifo((dir / "fifo.json").c_str(), 0600), 0);
   std::ofstream(dir / "deep.json") << std::string(300000, '[') << std::string(300000, ']');
   const auto run = run_cli("replay " + (dir / "fifo.json").string() + " /dev/zero " + (dir / "deep.json").string());
@@ -265,7 +260,7 @@ TEST(ReplayCommand, NamesSpecialAndHostileFilesUnreadableInsteadOfHangingOrCrash
 }
 
 TEST(ComputeCommand, StopsWithAnErrorWhenItsOutputCannotBeWritten) {
-  const auto err = std::filesystem::path(testing::TempDir()) / ("chunkmeta-full-" + std::to_string(::getpid()));
+  const auto err = scratch_dir("full") / "err";
   const std::string command = "echo '{\"chunk_size\":4,\"num_computed_tokens\":[0],\"query_start_loc\":[0,5]}' | " +
                               std::string(CHUNKMETA_CLI) + " compute > /dev/full 2> " + err.string();
   const int status = std::system(command.c_str());

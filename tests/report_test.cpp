@@ -13,6 +13,7 @@
 #include "mamba/mamba_spec.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/report.hpp"
+#include "scratch_dir.hpp"
 
 namespace chunkmeta::harness {
 namespace {
@@ -104,12 +105,7 @@ std::string slurp_file(const fs::path& path) {
   return text.str();
 }
 
-fs::path fresh(const std::string& name) {
-  const auto dir = fs::path(testing::TempDir()) / ("chunkmeta-writes-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh(const std::string& name) { return scratch_dir("writes-" + name); }
 
 TEST(ReportFiles, AreWrittenInPlaceOfASymlinkPlantedAtTheirNameNeverThroughIt) {
   const auto dir = fresh("symlink");
