@@ -216,9 +216,9 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
     }
     if (!misbehaved) answering.push_back(impl);
   }
+  // Only an implementation whose first calls misbehaved is left out of `answering`.
   const auto first_calls_misbehaved = [&](const std::string& name) {
-    return first_calls_failed.contains(name) &&
-           std::none_of(answering.begin(), answering.end(), [&](const harness::Implementation& i) { return i.name == name; });
+    return std::none_of(answering.begin(), answering.end(), [&](const harness::Implementation& i) { return i.name == name; });
   };
   if (!options.corpus.empty()) {
     tell("Replaying the corpus...\n");
@@ -232,28 +232,18 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
     }
     if (result.replay.text.size() > before) tell("Smallest failing corpus workloads, shrunk:\n" + result.replay.text.substr(before));
   }
+  // A first call's failure leads the suite (judge_own_calls); a misbehaviour there runs no property.
+  const auto first_calls_of = [&](const std::string& name) -> std::optional<PropertyResult> {
+    const auto found = first_calls_failed.find(name);
+    if (found == first_calls_failed.end()) return std::nullopt;
+    PropertyResult failed = std::move(found->second);
+    first_calls_failed.erase(found);
+    return failed;
+  };
   for (const auto& impl : implementations) {
     if (first_calls_misbehaved(impl.name)) {
-      SuiteResult alone;
-      alone.table = &table;
-      alone.properties.push_back(first_calls_failed.at(impl.name));
-      const std::string why = "its first calls already misbehaved (" +
-                              std::string(harness::to_string(alone.properties.front().counterexample->finding.kind)) +
-                              "): every workload would meet the same";
-      for (const auto& property : table.properties) {
-        if (property.scope == Scope::library && !suite.include_library) continue;
-        if (!suite.only.empty() && std::find(suite.only.begin(), suite.only.end(), property.name) == suite.only.end())
-          continue;
-        PropertyResult not_run;
-        not_run.property = property.name;
-        not_run.implementation = impl.name;
-        not_run.passed = true;
-        not_run.not_run = true;
-        not_run.stopped = why;
-        alone.properties.push_back(std::move(not_run));
-      }
-      tell("Not verifying " + impl.name + ": " + why + ".\n");
-      result.suites.push_back(std::move(alone));
+      tell("Not verifying " + impl.name + ": its first calls already misbehaved.\n");
+      result.suites.push_back(run_suite(table, impl, suite, first_calls_of(impl.name)));
       continue;
     }
     if (!options.generate) break;
@@ -266,15 +256,11 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
     tell("Verifying " + impl.name + " (" + impl.description + ")" +
          (impl.rejects_invalid_input ? "" : ", valid workloads only") + ", seed " + std::to_string(seed_of(suite)) +
          "...\n");
-    result.suites.push_back(run_suite(table, impl, suite));
+    result.suites.push_back(run_suite(table, impl, suite, first_calls_of(impl.name)));
     suite.include_library = false;
-    auto& properties = result.suites.back().properties;
-    if (auto early = first_calls_failed.find(impl.name); early != first_calls_failed.end()) {
-      properties.insert(properties.begin(), std::move(early->second));
-      first_calls_failed.erase(early);
-    }
     if (auto held = unless_the_properties_fail.find(impl.name);
         held != unless_the_properties_fail.end() && result.suites.back().passed()) {
+      auto& properties = result.suites.back().properties;
       properties.insert(properties.begin(), std::move(held->second));  // never VERIFIED past a wrong answer
     }
   }
@@ -284,8 +270,7 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
       return !s.properties.empty() && s.properties.front().implementation == impl.name;
     });
     if (suite_ran) continue;
-    auto own = first_calls_failed.contains(impl.name) ? std::optional(first_calls_failed.at(impl.name))
-                                                      : judge_own_calls(impl, suite, table);
+    auto own = first_calls_failed.contains(impl.name) ? first_calls_of(impl.name) : judge_own_calls(impl, suite, table);
     if (own) {
       SuiteResult alone;
       alone.table = &table;

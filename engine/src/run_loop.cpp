@@ -191,12 +191,12 @@ PropertyResult not_run(const Property& property, const Implementation& impl, con
 
 constexpr double kAfterMinimalShrinkSeconds = 10;
 
-// The answers to the door's own calls since it was last asked (OwnCall),
-// judged like a case's; the first wrong one in the stated domain is a failure
-// of its own. A first call has nothing to shrink: the workload is the door's
-// smallest, and it is asked once more to say whether only a first call fails.
-std::optional<PropertyResult> judged_own_calls(const Implementation& impl, const SuiteOptions& options,
-                                               const PropertyTable& table, bool* fails_whenever_asked = nullptr) {
+}  // namespace
+
+// The first wrong own call in the stated domain is a failure of its own. A
+// first call has nothing to shrink: the workload is the door's smallest.
+std::optional<PropertyResult> judge_own_calls(const Implementation& impl, const SuiteOptions& options,
+                                              const PropertyTable& table, bool* fails_whenever_asked) {
   if (!impl.take_own_calls) return std::nullopt;
   for (auto& call : impl.take_own_calls()) {
     if (!outside_domain(table, options, call.workload).empty()) continue;
@@ -236,19 +236,13 @@ std::optional<PropertyResult> judged_own_calls(const Implementation& impl, const
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<PropertyResult> judge_own_calls(const Implementation& implementation, const SuiteOptions& options,
-                                              const PropertyTable& table, bool* fails_whenever_asked) {
-  return judged_own_calls(implementation, options, table, fails_whenever_asked);
-}
-
 PropertyResult run_property(const Property& property, const Implementation& implementation,
                             const SuiteOptions& options, const PropertyTable* table) {
   return run_with(property, implementation, options, table, nullptr, nullptr);
 }
 
-SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, const SuiteOptions& options) {
+SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, const SuiteOptions& options,
+                      std::optional<PropertyResult> first_calls) {
   SuiteResult suite;
   suite.table = &table;
   std::vector<const Property*> selected;
@@ -265,17 +259,37 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
   SuiteOptions share = options;
   if (options.time_budget_seconds > 0 && options.min_cases <= 0 && !options.deadline)
     share.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_seconds));
-  // Every answer is judged, the door's own calls' too: after each property,
-  // those made since (a restarted process's warm-up), until one is wrong.
-  bool own_calls_failed = false;
+  // Every answer is judged, the door's own calls' too: those the caller judged
+  // before anything was sent lead the results, then after each property those
+  // made since (a restarted process's warm-up), until one is wrong. A
+  // misbehaviour on a first call ends the run before any property: every
+  // workload would meet the same.
+  bool own_calls_failed = first_calls.has_value();
+  std::string ended_before;
+  if (first_calls) {
+    if (const auto& cx = first_calls->counterexample; cx && harness::is_misbehaviour(cx->finding.kind))
+      ended_before = "its first calls already misbehaved (" + std::string(harness::to_string(cx->finding.kind)) +
+                     "): every workload would meet the same";
+    suite.properties.push_back(std::move(*first_calls));
+  }
   const auto own_calls = [&] {
     if (own_calls_failed) return;
-    if (auto failed = judged_own_calls(impl, options, table)) {
+    if (auto failed = judge_own_calls(impl, options, table)) {
       suite.properties.push_back(std::move(*failed));
       own_calls_failed = true;
     }
   };
   own_calls();
+  const auto end_here = [&](std::size_t from, const std::string& why) {
+    for (std::size_t rest = from; rest < selected.size(); ++rest) {
+      suite.properties.push_back(not_applicable(*selected[rest], impl) ? skipped(*selected[rest], impl)
+                                                                       : not_run(*selected[rest], impl, options, why));
+    }
+  };
+  if (!ended_before.empty()) {
+    end_here(0, ended_before);
+    return suite;
+  }
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const Property& property = *selected[i];
     if (not_applicable(property, impl)) {
@@ -316,10 +330,7 @@ SuiteResult run_suite(const PropertyTable& table, const Implementation& impl, co
     if (options.stop_requested && options.stop_requested()) ended = "interrupted";
     if (share.deadline && Clock::now() >= *share.deadline) ended = "the time budget was used up";
     if (!ended.empty()) {
-      for (std::size_t rest = i + 1; rest < selected.size(); ++rest) {
-        suite.properties.push_back(not_applicable(*selected[rest], impl) ? skipped(*selected[rest], impl)
-                                                                         : not_run(*selected[rest], impl, options, ended));
-      }
+      end_here(i + 1, ended);
       break;
     }
   }

@@ -137,7 +137,11 @@ struct SuiteResult {
 };
 
 // Runs the selected properties in order.
-SuiteResult run_suite(const PropertyTable& table, const Implementation& implementation, const SuiteOptions& options);
+// `first_calls`: the door's own first calls' failure, judged by the caller
+// before anything was sent (judge_own_calls): it leads the results, and when
+// it is a misbehaviour (stuck, ended) no property runs (each is listed not run).
+SuiteResult run_suite(const PropertyTable& table, const Implementation& implementation, const SuiteOptions& options,
+                      std::optional<PropertyResult> first_calls = std::nullopt);
 
 // The name under which a wrong answer to a door's own call (harness::OwnCall:
 // a warm-up) is reported.
