@@ -257,12 +257,8 @@ bool nests_deeper_than(std::string_view text, int limit) noexcept {
   return false;
 }
 
-std::variant<Json, std::string> parse_json_bounded(std::string_view text) {
-  if (nests_deeper_than(text)) return "nested more than " + std::to_string(kMaxJsonDepth) + " deep";
-  // A key given twice in one object would be read as its last value: what a
-  // request may not do (parse_json_line), an answer or a file may not either.
+Json wire::parse_noting_repeated_key(std::string_view text, std::optional<std::string>& repeated) {
   std::vector<std::vector<std::string>> keys;  // of each object open, outermost first
-  std::optional<std::string> repeated;
   const Json::parser_callback_t note_keys = [&](int, Json::parse_event_t event, Json& parsed) {
     if (event == Json::parse_event_t::object_start) {
       keys.emplace_back();
@@ -275,7 +271,14 @@ std::variant<Json, std::string> parse_json_bounded(std::string_view text) {
     }
     return true;
   };
-  Json value = Json::parse(text, note_keys, /*allow_exceptions=*/false);
+  return Json::parse(text, note_keys, /*allow_exceptions=*/false);
+}
+
+std::variant<Json, std::string> parse_json_bounded(std::string_view text) {
+  if (nests_deeper_than(text)) return "nested more than " + std::to_string(kMaxJsonDepth) + " deep";
+  // A key given twice would be read as its last value: what a request may not do, an answer or a file may not either.
+  std::optional<std::string> repeated;
+  Json value = wire::parse_noting_repeated_key(text, repeated);
   if (value.is_discarded()) return std::string("not valid JSON");
   if (repeated) return "not one value per key: the key \"" + printable_line(*repeated) + "\" appears twice in one object";
   return value;

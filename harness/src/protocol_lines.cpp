@@ -119,8 +119,8 @@ std::string why_not_json(std::string_view text) {
 
 // One protocol line as JSON text, strictly: besides what the parser refuses,
 // a NUL byte (the parser would end the text there), a leading byte-order mark
-// (the parser would skip it) and a key repeated in the object (the parser would
-// keep the last value) are refused rather than read.
+// (the parser would skip it) and a key repeated in one object, at any depth
+// (the parser would keep the last value), are refused rather than read.
 std::variant<Json, InputError> parse_json_line(std::string_view line) {
   if (const auto nul = line.find('\0'); nul != std::string_view::npos)
     return input_error("malformed_json", "", Error::kNoIndex,
@@ -130,19 +130,10 @@ std::variant<Json, InputError> parse_json_line(std::string_view line) {
   if (nests_deeper_than(line))
     return input_error("malformed_json", "", Error::kNoIndex,
                        "arrays or objects nested more than " + std::to_string(kMaxJsonDepth) + " deep");
-  std::vector<std::string> keys;  // of the outermost object
   std::optional<std::string> repeated;
-  const Json::parser_callback_t note_keys = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::key && depth == 1 && !repeated) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) repeated = key;
-      keys.push_back(key);
-    }
-    return true;
-  };
   // Without exceptions: a line that is not JSON is common (fuzzing, a confused
   // program), and a throw costs more than parsing it twice.
-  Json value = Json::parse(line, note_keys, /*allow_exceptions=*/false);
+  Json value = wire::parse_noting_repeated_key(line, repeated);
   if (value.is_discarded()) return input_error("malformed_json", "", Error::kNoIndex, why_not_json(line));
   if (repeated) return input_error("duplicate_key", *repeated, Error::kNoIndex, "the key \"" + *repeated + "\" appears twice");
   return value;

@@ -51,18 +51,24 @@ const Spec& spec_named(const std::string& name) {
 // chunkmeta._ShrinkTimeout, which check()'s SIGALRM handler raises (from __init__.py).
 py::object* shrink_timeout_type = nullptr;
 
-// What Python code under test gives as text (str() of what it raised or
-// returned): whatever it is, a string; if str() itself raises, that is said.
-std::string text_of(py::handle value, const char* how = "str") {
+// The name of `object`'s type, whatever the object (its type's __name__ may itself misbehave).
+std::string type_name_of(py::handle object) {
   try {
-    return std::string(how) == "repr" ? py::repr(value).cast<std::string>() : py::str(value).cast<std::string>();
+    return py::str(py::type::handle_of(object).attr("__name__")).cast<std::string>();
+  } catch (py::error_already_set&) {
+    return "an exception";
+  }
+}
+
+// What Python code under test gives as text (str() of what it raised, or
+// repr() of what it returned): whatever it is, a string; if str() or repr()
+// itself raises, that is said.
+std::string text_of(py::handle value, bool as_repr = false) {
+  const char* how = as_repr ? "repr" : "str";
+  try {
+    return as_repr ? py::repr(value).cast<std::string>() : py::str(value).cast<std::string>();
   } catch (py::error_already_set& also) {
-    std::string type = "an exception";
-    try {
-      type = py::str(also.type().attr("__name__")).cast<std::string>();
-    } catch (py::error_already_set&) {
-    }
-    return "(" + std::string(how) + "() of it raised " + type + ")";
+    return "(" + std::string(how) + "() of it raised " + type_name_of(also.value()) + ")";
   } catch (std::exception&) {
     return "(" + std::string(how) + "() of it gave no text)";
   }
@@ -100,11 +106,7 @@ std::optional<Error> rejection_named(const py::object& error) {
 Answer answer_for_exception(py::error_already_set& raised) {
   const py::object error = raised.value();
   if (auto rejection = rejection_named(error)) return Outcome(*rejection);
-  std::string type = "an exception";
-  try {
-    type = py::str(error.get_type().attr("__name__")).cast<std::string>();
-  } catch (py::error_already_set&) {
-  }
+  const std::string type = type_name_of(error);
   const std::string message = text_of(error);
   std::string traceback;
   try {
@@ -120,7 +122,7 @@ Answer answer_for_exception(py::error_already_set& raised) {
 }
 
 Misbehaviour malformed(py::handle result, std::string summary) {
-  return Misbehaviour{FindingKind::malformed_output, std::move(summary), text_of(result, "repr").substr(0, 400)};
+  return Misbehaviour{FindingKind::malformed_output, std::move(summary), text_of(result, true).substr(0, 400)};
 }
 
 const char* count_word(std::size_t n) {
