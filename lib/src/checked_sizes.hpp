@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "chunkmeta/types.hpp"
 
@@ -25,6 +26,14 @@ bool values_in_domain(const BasicWorkloadView<Int>& workload) noexcept;
 // already known to break one. Plain and slow: errors are the rare path.
 template <typename Int>
 Error first_broken_rule(const BasicWorkloadView<Int>& workload) noexcept;
+
+// Mamba's workload inside another spec's view (its chunk size, computed
+// tokens and offsets): the specs built on Mamba's chunks validate it first.
+template <typename View>
+auto mamba_workload_of(const View& view) noexcept {
+  using Int = std::remove_const_t<typename decltype(view.query_start_loc)::element_type>;
+  return BasicWorkloadView<Int>{view.chunk_size, view.num_computed_tokens, view.query_start_loc};
+}
 
 // The chunk cap in force, and the error for a workload above it.
 std::int64_t chunk_cap(const Limits& limits) noexcept;

@@ -14,10 +14,10 @@ namespace {
 
 template <typename Int>
 py::object varlen_metadata(const packed_grid::BasicView<Int>& view, ArrayKind kind, py::handle out) {
-  const auto sizes = packed_grid::output_sizes(view);
-  if (!sizes.ok()) raise_invalid(sizes.error());
-  const auto& n = sizes.value();
   if (out.is_none()) {
+    const auto sizes = packed_grid::output_sizes(view);  // the results' sizes, before they are made
+    if (!sizes.ok()) raise_invalid(sizes.error());
+    const auto& n = sizes.value();
     Results results(kind, IntType::int32, {n.pieces + 1, n.rows, n.pieces});
     const auto written = without_gil_if_large(2 * n.pieces, [&] {
       return packed_grid::metadata_into(view, {results.array<std::int32_t>(0), results.array<std::int32_t>(1),
@@ -38,20 +38,21 @@ py::object varlen_metadata(const packed_grid::BasicView<Int>& view, ArrayKind ki
                    region(last.entries<std::int32_t>(), "out[1] (last_chunk_indices)"),
                    region(seq.entries<std::int32_t>(), "out[2] (seq_idx)")},
                   {region(view.query_start_loc, "query_start_loc")});
-  const auto written = without_gil_if_large(2 * n.pieces, [&] {
+  const auto written = without_gil_if_large(static_cast<std::int64_t>(seq.entries<std::int32_t>().size()), [&] {
     return packed_grid::metadata_into(view, {cu.entries<std::int32_t>(), last.entries<std::int32_t>(),
                                              seq.entries<std::int32_t>()});
   });
   if (!written.ok()) raise_invalid(written.error());
+  const auto& n = written.value();
   return py::make_tuple(n.pieces + 1, n.rows, n.pieces);
 }
 
 template <typename Int>
 py::object indices_offsets(const packed_grid::BasicView<Int>& view, ArrayKind kind, py::handle out) {
-  const auto sizes = packed_grid::output_sizes(view);
-  if (!sizes.ok()) raise_invalid(sizes.error());
-  const std::int64_t pieces = sizes.value().pieces;
   if (out.is_none()) {
+    const auto sizes = packed_grid::output_sizes(view);  // the results' sizes, before they are made
+    if (!sizes.ok()) raise_invalid(sizes.error());
+    const std::int64_t pieces = sizes.value().pieces;
     Results results(kind, IntType::int32, {pieces, pieces});
     const auto written = without_gil_if_large(2 * pieces, [&] {
       return packed_grid::chunk_indices_into(view, {results.array<std::int32_t>(0), results.array<std::int32_t>(1)});
@@ -69,11 +70,11 @@ py::object indices_offsets(const packed_grid::BasicView<Int>& view, ArrayKind ki
   refuse_overlaps({region(indices.entries<std::int32_t>(), "out[0] (chunk_indices)"),
                    region(offsets.entries<std::int32_t>(), "out[1] (chunk_offsets)")},
                   {region(view.query_start_loc, "cu_seqlens")});
-  const auto written = without_gil_if_large(2 * pieces, [&] {
+  const auto written = without_gil_if_large(static_cast<std::int64_t>(2 * indices.entries<std::int32_t>().size()), [&] {
     return packed_grid::chunk_indices_into(view, {indices.entries<std::int32_t>(), offsets.entries<std::int32_t>()});
   });
   if (!written.ok()) raise_invalid(written.error());
-  return py::int_(pieces);
+  return py::int_(written.value().pieces);
 }
 
 // Either form from the offsets as given: int32 or int64 read in place, a list copied.

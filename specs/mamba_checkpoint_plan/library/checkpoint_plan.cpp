@@ -15,11 +15,6 @@ namespace {
 
 constexpr std::string_view kBlockSize = "block_size";
 
-template <typename Int>
-BasicWorkloadView<Int> mamba_view(const BasicView<Int>& view) {
-  return {view.chunk_size, view.num_computed_tokens, view.query_start_loc};
-}
-
 // The rules of block_size, once Mamba's domain holds (so chunk_size is valid).
 std::optional<Error> check_block_size(std::int64_t block_size, std::int64_t chunk_size) noexcept {
   if (block_size < 1) return Error{ErrorCode::not_positive, kBlockSize, Error::kNoIndex, block_size, 0};
@@ -35,9 +30,9 @@ std::optional<Error> validate_view(const BasicView<Int>& view, const Limits& lim
   // the domain is named before a resource limit.
   Limits uncapped;
   uncapped.max_chunks = Limits::kMaxChunksCap;
-  if (auto error = chunkmeta::validate(mamba_view(view), uncapped)) return error;
+  if (auto error = chunkmeta::validate(detail::mamba_workload_of(view), uncapped)) return error;
   if (auto error = check_block_size(view.block_size, view.chunk_size)) return error;
-  return chunkmeta::validate(mamba_view(view), limits);
+  return chunkmeta::validate(detail::mamba_workload_of(view), limits);
 }
 
 // One row of the fast pass: its blocks, and Mamba's chunks of it.
@@ -185,7 +180,7 @@ Result<Sizes> max_output_sizes(std::int64_t max_tokens, std::int64_t max_rows, s
 //      absolute token (b + 1) M; then (i, last, last_chunk_indices[i]).
 Result<Plan> reference(const View64& view, const Limits& limits) {
   if (auto error = validate_view(view, limits)) return *error;
-  auto metadata = chunkmeta::reference(mamba_view(view), limits);
+  auto metadata = chunkmeta::reference(detail::mamba_workload_of(view), limits);
   if (!metadata.ok()) return metadata.error();
   const auto& cu = metadata.value().cu_chunk_seqlen;
   const auto& seq = metadata.value().seq_idx;

@@ -16,11 +16,6 @@ namespace {
 
 constexpr std::string_view kCheckpointOffsets = "checkpoint_offsets";
 
-template <typename Int>
-BasicWorkloadView<Int> mamba_view(const BasicView<Int>& view) {
-  return {view.chunk_size, view.num_computed_tokens, view.query_start_loc};
-}
-
 // Mamba's chunks of a row with `computed` tokens before it and `tokens` new
 // ones: the realigning chunk when `computed` is off the grid (emitted even
 // without tokens), then the body, C at a time.
@@ -84,7 +79,7 @@ Result<Sizes> sizes_of(const BasicView<Int>& view, const Limits& limits) noexcep
   // Mamba's domain without its cap, then the offsets, then the cap on every chunk: a rule is named before a limit.
   Limits uncapped;
   uncapped.max_chunks = Limits::kMaxChunksCap;
-  if (auto error = chunkmeta::validate(mamba_view(view), uncapped)) return *error;
+  if (auto error = chunkmeta::validate(detail::mamba_workload_of(view), uncapped)) return *error;
   if (auto error = check_offsets(view)) return *error;
   std::int64_t chunks = 0;
   for (std::size_t i = 0; i < view.num_computed_tokens.size(); ++i) chunks += row_of(view, i).chunks();
