@@ -50,7 +50,7 @@ py::object varlen_metadata(const packed_grid::BasicView<Int>& view, ArrayKind ki
 template <typename Int>
 py::object indices_offsets(const packed_grid::BasicView<Int>& view, ArrayKind kind, py::handle out) {
   if (out.is_none()) {
-    const auto sizes = packed_grid::output_sizes(view);  // the results' sizes, before they are made
+    const auto sizes = packed_grid::output_sizes(view, {}, packed_grid::Offsets::cu_seqlens);  // before they are made
     if (!sizes.ok()) raise_invalid(sizes.error());
     const std::int64_t pieces = sizes.value().pieces;
     Results results(kind, IntType::int32, {pieces, pieces});

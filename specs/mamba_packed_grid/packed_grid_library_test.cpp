@@ -89,6 +89,18 @@ TEST(PackedGrid, NamesEachRule) {
   EXPECT_EQ(validate(View64{4, I{0, 12}}, limits)->code, ErrorCode::output_too_large);
 }
 
+TEST(PackedGrid, NamesTheOffsetsAsEachFormsEngineNamesThem) {
+  const I decreasing{0, 5, 3};
+  const auto as_cu_seqlens = validate(View64{4, decreasing}, {}, Offsets::cu_seqlens);
+  ASSERT_TRUE(as_cu_seqlens.has_value());
+  EXPECT_EQ(as_cu_seqlens->field, "cu_seqlens");
+  EXPECT_EQ(as_cu_seqlens->code, ErrorCode::cu_seqlens_decreasing);
+  EXPECT_EQ(chunk_indices(View64{4, decreasing}).error().field, "cu_seqlens");
+  EXPECT_EQ(reference_chunk_indices(View64{4, decreasing}).error().field, "cu_seqlens");
+  EXPECT_EQ(metadata(View64{4, decreasing}).error().field, "query_start_loc");
+  EXPECT_EQ(reference_metadata(View64{4, decreasing}).error().code, ErrorCode::query_start_loc_decreasing);
+}
+
 TEST(PackedGrid, WritesIntoCallerBuffersOrNamesTheShortOne) {
   const I q{0, 5, 12};
   std::vector<std::int32_t> cu(5, 9), last(2, 9), seq(3, 9);

@@ -1,7 +1,9 @@
 """The packed-grid drop-ins, compute_varlen_chunk_metadata and
 cu_seqlens_to_chunk_indices_offsets: the contract's worked examples in every
 kind of input, out=, the rules named, the findings on rows without tokens, and
-the same answers as the engines' functions on the batches they handle."""
+the same answers as the engines' functions on the batches they handle; then
+check(spec="mamba.packed_grid" / "mamba_ssm.chunk_indices") on the drop-ins,
+the engines' functions as they have them, and every slip of the field."""
 
 import random
 
@@ -10,6 +12,9 @@ import pytest
 import torch
 
 import chunkmeta
+import mutants
+from chunkmeta import strategies
+from hypothesis import HealthCheck, given, settings
 from packed_grid_engines import compute_varlen_chunk_metadata as vllm_helper
 from packed_grid_engines import cu_seqlens_to_chunk_indices_offsets as mamba_ssm_function
 
@@ -89,3 +94,80 @@ def test_answers_as_the_engines_functions_on_the_batches_they_handle():
         assert as_lists(chunkmeta.compute_varlen_chunk_metadata(t, C)) == as_lists(vllm_helper(t, C))
         if not empty_allowed:  # the torch function is right where every row has tokens
             assert as_lists(chunkmeta.cu_seqlens_to_chunk_indices_offsets(t, C)) == as_lists(mamba_ssm_function(t, C))
+
+
+# The classes of rows without tokens (every such row is on the grid or off it), and the batches a float32 division
+# miscounts: what the engines' torch function gets wrong, outside the batches those engines build today.
+ROWS_WITHOUT_TOKENS = ["row without tokens on the grid", "row without tokens off the grid"]
+FLOAT32_BATCHES = ["T above 2^24 (a float32 division loses integers)"]
+
+
+@pytest.mark.parametrize("fn, spec", [(chunkmeta.compute_varlen_chunk_metadata, "mamba.packed_grid"),
+                                      (chunkmeta.cu_seqlens_to_chunk_indices_offsets, "mamba_ssm.chunk_indices"),
+                                      (vllm_helper, "mamba.packed_grid")])
+def test_the_drop_ins_and_vllms_helper_pass_check(fn, spec):
+    summary = chunkmeta.check(fn, spec=spec, cases=200, min_cases=200, seed=13)
+    assert summary.passed and summary.cases >= 200
+
+
+def test_vllms_helper_is_not_the_builder_its_docstring_says_it_mirrors(tmp_path):
+    def helper_as_builder(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu):
+        cu, last, seq = vllm_helper(query_start_loc_p_cpu - query_start_loc_p_cpu[0], chunk_size)
+        return cu, seq, last
+
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(helper_as_builder, spec="mamba", seed=3, corpus=[], fail_fast=True, report_dir=tmp_path)
+    assert "minimal" in str(failed.value)
+
+
+def test_check_finds_the_engines_torch_function_wrong_on_rows_without_tokens_minimal(tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(mamba_ssm_function, spec="mamba_ssm.chunk_indices", seed=3, corpus=[], fail_fast=True,
+                        report_dir=tmp_path, exclude=FLOAT32_BATCHES)
+    message = str(failed.value)
+    assert "minimal" in message and '"cu_seqlens":[0,' in message
+
+
+def test_check_finds_the_engines_torch_function_wrong_past_2_24_tokens(tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(mamba_ssm_function, spec="mamba_ssm.chunk_indices", seed=3, corpus=[], fail_fast=True,
+                        report_dir=tmp_path, exclude=ROWS_WITHOUT_TOKENS)
+    assert "minimal" in str(failed.value)
+
+
+def test_the_engines_torch_function_passes_check_on_the_batches_its_engines_build():
+    summary = chunkmeta.check(mamba_ssm_function, spec="mamba_ssm.chunk_indices", cases=300, min_cases=300, seed=13,
+                              exclude=ROWS_WITHOUT_TOKENS + FLOAT32_BATCHES)
+    assert summary.passed
+
+
+@pytest.mark.parametrize("name", sorted(mutants.GRID_SLIPS))
+def test_every_slip_of_the_field_is_caught(name, tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed):
+        chunkmeta.check(getattr(mutants, name), spec=mutants.GRID_SLIPS[name], seed=6, fail_fast=True, corpus=[],
+                        report_dir=tmp_path)
+
+
+def test_the_ported_torch_loop_is_the_engines_function_wherever_that_answers():
+    rng = random.Random(7)
+    for _ in range(2000):
+        C = rng.choice([1, 2, 3, 4, 8])
+        starts = [0]
+        for _ in range(rng.randrange(0, 6)):
+            starts.append(starts[-1] + rng.choice([0, 0, 1, rng.randrange(1, 3 * C + 2)]))
+        t = torch.tensor(starts, dtype=torch.int32)
+        try:
+            theirs = as_lists(mamba_ssm_function(t, C))
+        except IndexError:
+            continue
+        assert as_lists(mutants.grid_zero_length_logical_chunk(t, C)) == theirs, (starts, C)
+
+
+@settings(max_examples=300, database=None, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
+@given(strategies.packed_grid_workloads(arrays="torch"))
+def test_packed_grid_workloads_are_what_the_engines_pass_and_both_forms_agree(workload):
+    cu, last, seq = chunkmeta.compute_varlen_chunk_metadata(*workload)
+    indices, offsets = chunkmeta.cu_seqlens_to_chunk_indices_offsets(*workload)
+    assert workload.query_start_loc.dtype == torch.int32 and int(workload.query_start_loc[0]) == 0
+    assert (indices.to(torch.int64) * workload.chunk_size + offsets).tolist() == cu[:-1].tolist()
+    assert len(last) == len(workload.query_start_loc) - 1 and len(seq) == len(indices)

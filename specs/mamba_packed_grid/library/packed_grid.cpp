@@ -12,7 +12,11 @@
 namespace chunkmeta::packed_grid {
 namespace {
 
-constexpr std::string_view kQueryStartLoc = "query_start_loc";
+// The offsets field as each form's engine names its argument.
+detail::OffsetsField field_of(Offsets offsets) noexcept {
+  if (offsets == Offsets::cu_seqlens) return {"cu_seqlens", ErrorCode::cu_seqlens_decreasing};
+  return {"query_start_loc", ErrorCode::query_start_loc_decreasing};
+}
 
 // Row [a, b)'s pieces: one from a, then one from each multiple of C inside (a, b); none when it is empty.
 constexpr std::int64_t pieces_of(std::int64_t a, std::int64_t b, std::int64_t C) noexcept {
@@ -20,13 +24,13 @@ constexpr std::int64_t pieces_of(std::int64_t a, std::int64_t b, std::int64_t C)
 }
 
 template <typename Int>
-Result<Sizes> sizes_of(const BasicView<Int>& view, const Limits& limits) noexcept {
+Result<Sizes> sizes_of(const BasicView<Int>& view, const Limits& limits, Offsets offsets) noexcept {
   if (auto error = detail::check_chunk_size(view.chunk_size)) return *error;
   const auto& q = view.query_start_loc;
-  if (q.empty()) return Error{ErrorCode::length_mismatch, kQueryStartLoc, 0, 0, 1};
-  const detail::OffsetsField field{kQueryStartLoc, ErrorCode::query_start_loc_decreasing};
+  const detail::OffsetsField field = field_of(offsets);
+  if (q.empty()) return Error{ErrorCode::length_mismatch, field.name, 0, 0, 1};
   if (!detail::in_value_range(q[0])) return detail::broken_offset(q, 0, field);
-  if (q[0] != 0) return Error{ErrorCode::value_too_large, kQueryStartLoc, 0, q[0], 0};
+  if (q[0] != 0) return Error{ErrorCode::value_too_large, field.name, 0, q[0], 0};
   std::int64_t pieces = 0;
   for (std::size_t i = 0; i + 1 < q.size(); ++i) {
     if (!detail::in_value_range(q[i + 1]) || q[i + 1] < q[i]) return detail::broken_offset(q, i + 1, field);
@@ -57,7 +61,7 @@ void walk(const BasicView<Int>& view, Piece&& piece, RowDone&& row_done) noexcep
 
 template <typename Int>
 Result<Sizes> write_metadata(const BasicView<Int>& view, const MetadataBuffers& out, const Limits& limits) noexcept {
-  const auto sizes = sizes_of(view, limits);
+  const auto sizes = sizes_of(view, limits, Offsets::query_start_loc);
   if (!sizes.ok()) return sizes.error();
   const auto& n = sizes.value();
   const std::pair<std::string_view, std::pair<std::size_t, std::int64_t>> wanted[] = {
@@ -81,7 +85,7 @@ Result<Sizes> write_metadata(const BasicView<Int>& view, const MetadataBuffers& 
 
 template <typename Int>
 Result<Sizes> write_chunk_indices(const BasicView<Int>& view, const ChunkIndicesBuffers& out, const Limits& limits) noexcept {
-  const auto sizes = sizes_of(view, limits);
+  const auto sizes = sizes_of(view, limits, Offsets::cu_seqlens);
   if (!sizes.ok()) return sizes.error();
   const auto& n = sizes.value();
   if (static_cast<std::int64_t>(out.chunk_indices.size()) < n.pieces)
@@ -101,7 +105,7 @@ Result<Sizes> write_chunk_indices(const BasicView<Int>& view, const ChunkIndices
 
 template <typename Int>
 Result<Metadata> allocated_metadata(const BasicView<Int>& view, const Limits& limits) {
-  const auto sizes = sizes_of(view, limits);
+  const auto sizes = sizes_of(view, limits, Offsets::query_start_loc);
   if (!sizes.ok()) return sizes.error();
   Metadata m;
   m.cu_chunk_seqlens.resize(static_cast<std::size_t>(sizes.value().pieces + 1));
@@ -114,7 +118,7 @@ Result<Metadata> allocated_metadata(const BasicView<Int>& view, const Limits& li
 
 template <typename Int>
 Result<ChunkIndices> allocated_chunk_indices(const BasicView<Int>& view, const Limits& limits) {
-  const auto sizes = sizes_of(view, limits);
+  const auto sizes = sizes_of(view, limits, Offsets::cu_seqlens);
   if (!sizes.ok()) return sizes.error();
   ChunkIndices c;
   c.chunk_indices.resize(static_cast<std::size_t>(sizes.value().pieces));
@@ -142,11 +146,12 @@ Pieces pieces_by_definition(const View64& view) {
   }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  // Step 2: each piece [cut, next cut) belongs to the row whose span holds it (T = 0: no piece).
+  // Step 2: each piece [cut, next cut) belongs to the row whose span holds it
+  // (T = 0: no piece). The cuts are sorted, so that row only moves forward.
   Pieces p;
   if (T == 0) return p;
+  std::size_t row = 0;
   for (const std::int64_t start : cuts) {
-    std::size_t row = 0;
     while (!(q[row] <= start && start < q[row + 1])) ++row;
     p.starts.push_back(start);
     p.rows.push_back(static_cast<std::int64_t>(row));
@@ -156,10 +161,18 @@ Pieces pieces_by_definition(const View64& view) {
 
 }  // namespace
 
-std::optional<Error> validate(const View64& view, const Limits& limits) noexcept { return detail::error_of(sizes_of(view, limits)); }
-std::optional<Error> validate(const View32& view, const Limits& limits) noexcept { return detail::error_of(sizes_of(view, limits)); }
-Result<Sizes> output_sizes(const View64& view, const Limits& limits) noexcept { return sizes_of(view, limits); }
-Result<Sizes> output_sizes(const View32& view, const Limits& limits) noexcept { return sizes_of(view, limits); }
+std::optional<Error> validate(const View64& view, const Limits& limits, Offsets offsets) noexcept {
+  return detail::error_of(sizes_of(view, limits, offsets));
+}
+std::optional<Error> validate(const View32& view, const Limits& limits, Offsets offsets) noexcept {
+  return detail::error_of(sizes_of(view, limits, offsets));
+}
+Result<Sizes> output_sizes(const View64& view, const Limits& limits, Offsets offsets) noexcept {
+  return sizes_of(view, limits, offsets);
+}
+Result<Sizes> output_sizes(const View32& view, const Limits& limits, Offsets offsets) noexcept {
+  return sizes_of(view, limits, offsets);
+}
 
 Result<Metadata> reference_metadata(const View64& view, const Limits& limits) {
   if (auto error = validate(view, limits)) return *error;
@@ -169,19 +182,15 @@ Result<Metadata> reference_metadata(const View64& view, const Limits& limits) {
   for (const auto start : p.starts) m.cu_chunk_seqlens.push_back(static_cast<std::int32_t>(start));
   m.cu_chunk_seqlens.push_back(static_cast<std::int32_t>(view.query_start_loc.back()));
   for (const auto row : p.rows) m.seq_idx.push_back(static_cast<std::int32_t>(row));
-  // Step 3: each row's last piece, -1 for a row without one.
-  for (std::size_t i = 0; i + 1 < view.query_start_loc.size(); ++i) {
-    std::int32_t last = -1;
-    for (std::size_t k = 0; k < p.rows.size(); ++k) {
-      if (p.rows[k] == static_cast<std::int64_t>(i)) last = static_cast<std::int32_t>(k);
-    }
-    m.last_chunk_indices.push_back(last);
-  }
+  // Step 3: each row's last piece (the last one naming it), -1 for a row without one.
+  m.last_chunk_indices.assign(view.query_start_loc.size() - 1, -1);
+  for (std::size_t k = 0; k < p.rows.size(); ++k)
+    m.last_chunk_indices[static_cast<std::size_t>(p.rows[k])] = static_cast<std::int32_t>(k);
   return m;
 }
 
 Result<ChunkIndices> reference_chunk_indices(const View64& view, const Limits& limits) {
-  if (auto error = validate(view, limits)) return *error;
+  if (auto error = validate(view, limits, Offsets::cu_seqlens)) return *error;
   const Pieces p = pieces_by_definition(view);
   ChunkIndices c;
   for (const auto start : p.starts) {

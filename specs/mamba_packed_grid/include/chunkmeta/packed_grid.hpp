@@ -61,16 +61,26 @@ struct ChunkIndicesBuffers {
   std::span<std::int32_t> chunk_offsets;  // K
 };
 
+// What errors call the offsets: each form's engine function names its
+// argument query_start_loc (vLLM's helper; the metadata functions) or
+// cu_seqlens (mamba_ssm's; the chunk_indices functions, whose decreasing
+// entry is cu_seqlens_decreasing as in FLA's).
+enum class Offsets : std::uint8_t { query_start_loc, cu_seqlens };
+
 // chunk_size in [1, 2^31-1] (chunk_size_not_positive, value_too_large);
-// query_start_loc of at least one entry (length_mismatch), each in
+// the offsets of at least one entry (length_mismatch), each in
 // [0, 2^31-1] (negative_value, value_too_large), q[0] = 0 (value_too_large
 // with bound 0: the grid is the packed batch's, from its first token) and
 // non-decreasing (query_start_loc_decreasing); then the cap on the pieces
 // (output_too_large).
-std::optional<Error> validate(const View64& view, const Limits& limits = {}) noexcept;
-std::optional<Error> validate(const View32& view, const Limits& limits = {}) noexcept;
-Result<Sizes> output_sizes(const View64& view, const Limits& limits = {}) noexcept;
-Result<Sizes> output_sizes(const View32& view, const Limits& limits = {}) noexcept;
+std::optional<Error> validate(const View64& view, const Limits& limits = {},
+                              Offsets offsets = Offsets::query_start_loc) noexcept;
+std::optional<Error> validate(const View32& view, const Limits& limits = {},
+                              Offsets offsets = Offsets::query_start_loc) noexcept;
+Result<Sizes> output_sizes(const View64& view, const Limits& limits = {},
+                           Offsets offsets = Offsets::query_start_loc) noexcept;
+Result<Sizes> output_sizes(const View32& view, const Limits& limits = {},
+                           Offsets offsets = Offsets::query_start_loc) noexcept;
 
 // The contract's definition, step by step: the cut points gathered (every
 // multiple of C and every row start inside (0, T)), sorted, the pieces
