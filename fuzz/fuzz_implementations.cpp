@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <string>
 
 #include "chunkmeta/harness/plugin.hpp"
+#include "chunkmeta/harness/report.hpp"
 #include "fuzz_implementations.hpp"
 
 namespace {
@@ -40,4 +42,24 @@ const std::vector<chunkmeta::harness::Implementation>& fuzz_implementations(cons
       if (implementation.spec == &spec) it->second.push_back(implementation);
   }
   return it->second;
+}
+
+int fuzz_differential(std::initializer_list<const chunkmeta::harness::Spec*> specs, const std::uint8_t* data,
+                      std::size_t size, std::string_view target) {
+  using namespace chunkmeta::harness;
+  static const std::vector<Implementation> all = [&] {
+    std::vector<Implementation> each;
+    for (const Spec* spec : specs) {
+      const auto& of_spec = fuzz_implementations(*spec);
+      each.insert(each.end(), of_spec.begin(), of_spec.end());
+    }
+    return each;
+  }();
+  if (all.empty()) return 0;  // a plugin without an implementation of these specs: nothing to compare
+  const std::span<const std::uint8_t> input(data, size);
+  const Implementation& chosen = all[(size == 0 ? 0 : data[0] & 0x7f) % all.size()];
+  const Workload workload = chosen.spec->decode_fuzz_input(input);
+  abort_on_failure(check_one(workload, chosen, "fuzz " + std::string(target), chosen.name == "reference"), input,
+                   target);
+  return 0;
 }
