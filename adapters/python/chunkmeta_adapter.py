@@ -194,6 +194,8 @@ def call(function, make_array, spec, request):
             arguments.append(len(request[offsets]) - 1)
         elif given["kind"] == "array":
             arguments.append(make_array(request[given["name"]], dtype if dtype in given["dtypes"] else "int32"))
+        elif given["kind"] == "list":  # passed as a list of ints whatever the arrays are, as the engine does
+            arguments.append(list(request[given["name"]]))
         else:
             arguments.append(request[given["name"]])
     result = function(*arguments)

@@ -25,12 +25,18 @@ std::optional<Dtype> parse_dtype(std::string_view name) noexcept {
 bool fits_int32(const Workload& workload) {
   const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
   return std::all_of(workload.num_computed_tokens.begin(), workload.num_computed_tokens.end(), fits) &&
-         std::all_of(workload.query_start_loc.begin(), workload.query_start_loc.end(), fits);
+         std::all_of(workload.query_start_loc.begin(), workload.query_start_loc.end(), fits) &&
+         std::all_of(workload.second_per_row.begin(), workload.second_per_row.end(), fits);
 }
 
 std::ostream& operator<<(std::ostream& os, const Workload& workload) {
   os << chunkmeta::Workload{workload.chunk_size, workload.num_computed_tokens, workload.query_start_loc};
   if (workload.block_size != 0) os << " block_size=" << workload.block_size;
+  if (!workload.second_per_row.empty()) {
+    os << " second_per_row=[";
+    for (std::size_t i = 0; i < workload.second_per_row.size(); ++i) os << (i == 0 ? "" : ", ") << workload.second_per_row[i];
+    os << "]";
+  }
   return os << (workload.dtype == Dtype::int64 ? " (int64)" : "");
 }
 

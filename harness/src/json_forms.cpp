@@ -18,7 +18,7 @@ bool named_on_the_wire(const Spec& spec) { return &spec != &default_spec(); }
 
 std::vector<const Input*> sent_inputs(const Spec& spec) {
   std::vector<const Input*> sent;
-  for (const Slot slot : {Slot::chunk_size, Slot::block_size, Slot::per_row, Slot::offsets}) {
+  for (const Slot slot : {Slot::chunk_size, Slot::block_size, Slot::per_row, Slot::offsets, Slot::second_per_row}) {
     if (const Input* input = spec.input(slot)) sent.push_back(input);
   }
   return sent;
@@ -128,8 +128,8 @@ Json to_json(const Spec& spec, const Workload& workload) {
 Json description_json(const Spec& spec) {
   Json inputs = Json::array();
   for (const auto& input : spec.inputs()) {
-    static constexpr const char* kSlots[] = {"chunk_size", "block_size", "per_row", "offsets", "rows"};
-    const char* kind = input.slot == Slot::rows ? "rows" : is_array(input.slot) ? "array" : "scalar";
+    static constexpr const char* kSlots[] = {"chunk_size", "block_size", "per_row", "offsets", "rows", "second_per_row"};
+    const char* kind = input.slot == Slot::rows ? "rows" : !is_array(input.slot) ? "scalar" : input.as_list ? "list" : "array";
     Json dtypes = Json::array();
     if (is_array(input.slot)) dtypes = input.wide ? Json{"int32", "int64"} : Json{"int32"};
     inputs.push_back(Json{{"name", input.name},

@@ -128,7 +128,8 @@ Answer call_v1(const chunkmeta_implementation_v1& impl, const Workload& w) {
 
 // Version 2 passes a chunk size, computed tokens and offsets, and takes at most four outputs.
 bool fits_v2(const Spec& spec) {
-  return !spec.reads(Slot::block_size) && spec.outputs().size() <= CHUNKMETA_MAX_OUTPUTS;
+  return !spec.reads(Slot::block_size) && !spec.reads(Slot::second_per_row) &&
+         spec.outputs().size() <= CHUNKMETA_MAX_OUTPUTS;
 }
 
 Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const Workload& w) {

@@ -30,8 +30,14 @@ Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
     if (row >= first && row < first + count) continue;
     out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
     out.query_start_loc.push_back(out.query_start_loc.back() + new_tokens(w, row));
+    if (row < w.second_per_row.size()) out.second_per_row.push_back(w.second_per_row[row]);
   }
   return out;
+}
+
+// Row `row`'s second value, 0 where the workload has none.
+std::int64_t second_of(const Workload& w, std::size_t row) {
+  return row < w.second_per_row.size() ? w.second_per_row[row] : 0;
 }
 
 Workload with_new_tokens(const Workload& w, std::size_t row, std::int64_t tokens) {
@@ -66,7 +72,8 @@ std::tuple<int, std::int64_t, std::int64_t> place_of(const ShrinkStep& step) {
     case Kind::set_chunk_size: return Place{3, 0, 0};
     case Kind::set_block_size: return Place{3, 1, 0};
     case Kind::set_computed:
-    case Kind::set_new_tokens: return Place{4, static_cast<std::int64_t>(step.row), 0};
+    case Kind::set_new_tokens:
+    case Kind::set_second_per_row: return Place{4, static_cast<std::int64_t>(step.row), 0};
     case Kind::narrow_dtype: return Place{5, 0, 0};
   }
   return Place{0, 0, 0};
@@ -103,7 +110,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   std::vector<std::size_t> run_end(rows);  // one past the last row equal to row i, from i on
   for (std::size_t i = rows; i-- > 0;) {
     const bool same_as_next = i + 1 < rows && w.num_computed_tokens[i] == w.num_computed_tokens[i + 1] &&
-                              new_tokens(w, i) == new_tokens(w, i + 1);
+                              new_tokens(w, i) == new_tokens(w, i + 1) && second_of(w, i) == second_of(w, i + 1);
     run_end[i] = same_as_next ? run_end[i + 1] : i + 1;
   }
   // Above kManyRows rows, each block size's removals are followed by emptying
@@ -112,7 +119,8 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   // (a row index past 2^15) depends on, so the busy rows go block by block.
   std::vector<std::size_t> busy_before(rows + 1, 0);  // busy rows before row i
   for (std::size_t i = 0; i < rows; ++i)
-    busy_before[i + 1] = busy_before[i] + (w.num_computed_tokens[i] != 0 || new_tokens(w, i) != 0 ? 1 : 0);
+    busy_before[i + 1] =
+        busy_before[i] + (w.num_computed_tokens[i] != 0 || new_tokens(w, i) != 0 || second_of(w, i) != 0 ? 1 : 0);
   for (std::size_t block = rows; block >= 1; block /= 2) {
     for (std::size_t first = 0; first + block <= rows; first += block) {
       if (first >= block && run_end[first - block] >= first + block) continue;
@@ -141,7 +149,8 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   // hangs or crashes on any such workload costs a restart or a timeout.
   const bool any_tokens = std::any_of(w.num_computed_tokens.begin(), w.num_computed_tokens.end(),
                                       [](std::int64_t c) { return c != 0; }) ||
-                          w.query_start_loc.back() != w.query_start_loc.front();
+                          w.query_start_loc.back() != w.query_start_loc.front() ||
+                          std::any_of(w.second_per_row.begin(), w.second_per_row.end(), [](std::int64_t v) { return v != 0; });
   if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1 || w.block_size > 1)
     steps.push_back({Kind::simplest_values, 0, 0, 0});
 
@@ -183,6 +192,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
       steps.push_back({Kind::set_computed, row, 0, blocks * w.chunk_size + residue});
     for (std::int64_t value : towards(c, 0)) steps.push_back({Kind::set_computed, row, 0, value});
     for (std::int64_t tokens : towards(new_tokens(w, row), 0)) steps.push_back({Kind::set_new_tokens, row, 0, tokens});
+    for (std::int64_t value : towards(second_of(w, row), 0)) steps.push_back({Kind::set_second_per_row, row, 0, value});
   }
   if (w.dtype == Dtype::int64) steps.push_back({Kind::narrow_dtype, 0, 0, 0});
   return steps;
@@ -198,6 +208,7 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
         const bool clear = row >= step.row && row < step.row + step.count;
         cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
         cleared.query_start_loc.push_back(cleared.query_start_loc.back() + (clear ? 0 : new_tokens(w, row)));
+        if (row < w.second_per_row.size()) cleared.second_per_row.push_back(clear ? 0 : w.second_per_row[row]);
       }
       return cleared;
     }
@@ -219,8 +230,12 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
       return smaller;
     }
     case Kind::simplest_values:
-      return Workload{1, std::vector<std::int64_t>(w.num_computed_tokens.size(), 0),
-                      std::vector<std::int64_t>(w.query_start_loc.size(), 0), w.dtype, w.block_size == 0 ? 0 : 1};
+      return Workload{1,
+                      std::vector<std::int64_t>(w.num_computed_tokens.size(), 0),
+                      std::vector<std::int64_t>(w.query_start_loc.size(), 0),
+                      w.dtype,
+                      w.block_size == 0 ? 0 : 1,
+                      std::vector<std::int64_t>(w.second_per_row.size(), 0)};
     case Kind::narrow_dtype: {
       Workload narrower = w;
       narrower.dtype = Dtype::int32;
@@ -229,6 +244,11 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
     case Kind::set_computed: {
       Workload smaller = w;
       smaller.num_computed_tokens[step.row] = step.value;
+      return smaller;
+    }
+    case Kind::set_second_per_row: {
+      Workload smaller = w;
+      smaller.second_per_row[step.row] = step.value;
       return smaller;
     }
   }

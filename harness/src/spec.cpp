@@ -22,6 +22,8 @@ bool Spec::reads_dtype() const {
 }
 
 void Spec::fill_unread_rows(Workload& workload) const {
+  // A second value per row stays empty where it is not read: those workloads are as they always were.
+  if (!reads(Slot::second_per_row)) workload.second_per_row.clear();
   if (reads(Slot::per_row)) return;
   workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
 }

@@ -195,7 +195,8 @@ py::tuple arguments_of(const Spec& spec, ArrayKind kind, const Workload& w) {
       continue;
     }
     const bool int64 = inputs[i].wide && w.dtype == harness::Dtype::int64;
-    arguments[i] = make_array(kind, array_in(w, slot), int64 ? IntType::int64 : IntType::int32);
+    arguments[i] = make_array(inputs[i].as_list ? ArrayKind::lists : kind, array_in(w, slot),
+                              int64 ? IntType::int64 : IntType::int32);
   }
   return arguments;
 }

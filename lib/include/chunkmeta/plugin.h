@@ -161,7 +161,7 @@ typedef const chunkmeta_plugin_v2* (*chunkmeta_plugin_entry_v2)(void);
 #define CHUNKMETA_PLUGIN_ENTRY_V3 "chunkmeta_get_plugin_v3"
 
 /* One workload of the spec named: its inputs in the spec's order, scalars
- * ("kind": "scalar") in `scalars` and arrays ("kind": "array") in `arrays` with
+ * ("kind": "scalar") in `scalars` and arrays ("kind": "array" or "list") in `arrays` with
  * their lengths; a "rows" input is not passed (the offsets' length tells it).
  * Values are 64-bit so that invalid input arrives as it is. dtype_bits: 32 or
  * 64, the integer type of the engine's tensor for an input that may be int64. */

@@ -25,7 +25,7 @@ struct ShrinkStep {
   // set_block_size: the second scalar (Workload::block_size) smaller; like set_chunk_size, keeping
   //   whichever of the two was a multiple of the other so.
   enum class Kind { cut_new_tokens, remove_rows, clear_rows, simplest_values, set_offset, set_chunk_size,
-                    set_block_size, set_computed, set_new_tokens, narrow_dtype };
+                    set_block_size, set_computed, set_new_tokens, narrow_dtype, set_second_per_row };
   Kind kind{};
   std::size_t row = 0;    // first row (remove_rows, clear_rows) or the row edited
   std::size_t count = 0;  // rows removed or cleared
@@ -43,8 +43,8 @@ inline constexpr std::size_t kManyRows = 1024;
 // then smaller blocks, then single rows); above kManyRows rows, blocks of
 // rows emptied (so the scattered busy rows of 2^16 go in a few steps, not one
 // per row); then every value at its simplest at once; then q[0] moved toward 0, a smaller chunk
-// size, then smaller computed tokens (same residue first) and fewer new tokens
-// per row. Each step strictly decreases (rows, q[0], C, the block size, computed, new tokens),
+// size, then smaller computed tokens (same residue first), fewer new tokens
+// and a smaller second value (toward 0) per row. Each step strictly decreases (rows, q[0], C, the block size, computed, new tokens),
 // so repeated shrinking terminates; chunk sizes that would multiply the
 // number of chunks by more than 4 (or grow it past 65,536) are
 // skipped, so a step never costs much more than the failure.

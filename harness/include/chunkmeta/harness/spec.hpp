@@ -19,11 +19,13 @@ namespace chunkmeta::harness {
 
 // One input, as the engine's function takes it. `wide`: the engine's tensor
 // may be int64 as well as int32 (Workload::dtype says which; it shapes outputs
-// of dtype `of_input`).
+// of dtype `of_input`). `as_list`: the engine passes this array as a list of
+// ints whatever its tensors are (vLLM's checkpoint offsets), so the doors do.
 struct Input {
   std::string_view name;
   Slot slot;
   bool wide = false;
+  bool as_list = false;
 };
 
 // The integer type of an output in the engine.
@@ -114,7 +116,8 @@ class Spec {
   bool reads_dtype() const;  // an input may be int64 (Workload::dtype is sent)
   // A workload read from outside (the wire, the C ABI, Python's arguments, fuzz
   // bytes) gets zeros per row when the spec reads no per-row values: every
-  // workload has one per row (the shrinker and printing rely on it).
+  // workload has one per row (the shrinker and printing rely on it). A second
+  // value per row is left empty when the spec reads none.
   void fill_unread_rows(Workload& workload) const;
   // The dtype an output has for `workload`: "int32" or "int64".
   std::string_view dtype_of(const OutputArray& output, const Workload& workload) const;

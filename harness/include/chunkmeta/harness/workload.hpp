@@ -1,7 +1,7 @@
 // The family's one input domain: a chunk size, cumulative offsets of each
 // row's tokens (Mamba's query_start_loc, FLA's cu_seqlens), and for the specs
-// that read them one value per row (Mamba's computed tokens) and a second
-// scalar (a cache's block size). A spec names the fields it reads
+// that read them one or two values per row (Mamba's computed tokens, a
+// checkpoint offset) and a second scalar (a cache's block size). A spec names the fields it reads
 // (Spec::inputs); the run loop, the shrinker, the wire and reports move them
 // without knowing which spec they belong to.
 #pragma once
@@ -31,6 +31,9 @@ struct Workload {
   Dtype dtype = Dtype::int32;
   // A second scalar (Slot::block_size); 0 for a spec that does not read one.
   std::int64_t block_size = 0;
+  // A second value per row (Slot::second_per_row: a checkpoint offset, say);
+  // empty for a spec that does not read one (so those workloads are as before).
+  std::vector<std::int64_t> second_per_row{};
 
   std::size_t rows() const { return num_computed_tokens.size(); }
   friend bool operator==(const Workload&, const Workload&) = default;
@@ -45,17 +48,20 @@ enum class Slot : std::uint8_t {
   per_row,     // Workload::num_computed_tokens: one value per row
   offsets,     // Workload::query_start_loc: rows + 1 cumulative offsets
   rows,        // the number of rows: an argument some engine functions take, never sent
+  second_per_row,  // Workload::second_per_row: a second value per row (sent after the offsets)
 };
-inline constexpr bool is_array(Slot slot) { return slot == Slot::per_row || slot == Slot::offsets; }
+inline constexpr bool is_array(Slot slot) {
+  return slot == Slot::per_row || slot == Slot::offsets || slot == Slot::second_per_row;
+}
 inline std::int64_t& scalar_in(Workload& w, Slot slot) { return slot == Slot::block_size ? w.block_size : w.chunk_size; }
 inline std::int64_t scalar_in(const Workload& w, Slot slot) {
   return slot == Slot::rows ? static_cast<std::int64_t>(w.rows()) : slot == Slot::block_size ? w.block_size : w.chunk_size;
 }
 inline std::vector<std::int64_t>& array_in(Workload& w, Slot slot) {
-  return slot == Slot::per_row ? w.num_computed_tokens : w.query_start_loc;
+  return slot == Slot::per_row ? w.num_computed_tokens : slot == Slot::second_per_row ? w.second_per_row : w.query_start_loc;
 }
 inline const std::vector<std::int64_t>& array_in(const Workload& w, Slot slot) {
-  return slot == Slot::per_row ? w.num_computed_tokens : w.query_start_loc;
+  return slot == Slot::per_row ? w.num_computed_tokens : slot == Slot::second_per_row ? w.second_per_row : w.query_start_loc;
 }
 
 // The Mamba library's view of a workload, and a workload from its value type.
