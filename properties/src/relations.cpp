@@ -8,6 +8,10 @@ std::pair<Workload, Workload> split_batch(const Workload& w, std::size_t split) 
                 {w.query_start_loc.begin(), w.query_start_loc.begin() + at + 1}, w.dtype, w.block_size};
   Workload right{w.chunk_size, {w.num_computed_tokens.begin() + at, w.num_computed_tokens.end()},
                  {w.query_start_loc.begin() + at, w.query_start_loc.end()}, w.dtype, w.block_size};
+  if (!w.second_per_row.empty()) {  // a second value per row goes with its row
+    left.second_per_row.assign(w.second_per_row.begin(), w.second_per_row.begin() + at);
+    right.second_per_row.assign(w.second_per_row.begin() + at, w.second_per_row.end());
+  }
   return {std::move(left), std::move(right)};
 }
 
