@@ -1,7 +1,9 @@
 """compute_chunk_metadata with checkpoint_offsets_p (vLLM #57329's signature):
 the fourth array whenever the keyword is given, the contract's worked examples
 in every kind of input, out=, the rules named, and the same answers as the
-PR's loop ported, on random batches, whichever planner's offsets it is given."""
+PR's loop ported, on random batches, whichever planner's offsets it is given;
+then check(spec="mamba.checkpointed_chunks") on the drop-in, the PR's function
+and every slip of the change."""
 
 import random
 
@@ -10,6 +12,9 @@ import pytest
 import torch
 
 import chunkmeta
+import mutants
+from chunkmeta import strategies
+from hypothesis import HealthCheck, given, settings
 from vllm_prefill_checkpoints import _compute_chunk_metadata as vllm_chunker
 from vllm_prefill_checkpoints import compute_mamba_prefill_checkpoints as vllm_planner
 
@@ -83,3 +88,47 @@ def test_answers_as_the_prs_loop_with_the_planners_offsets_and_with_any_offsets(
         theirs = vllm_chunker(C, rows, t(computed), t(starts), offsets)
         assert as_lists(ours) == theirs, (C, computed, starts, offsets)
     assert planned > 200
+
+
+SPEC = "mamba.checkpointed_chunks"
+
+
+@pytest.mark.parametrize("fn", [chunkmeta.compute_chunk_metadata, vllm_chunker])
+def test_the_drop_in_and_the_prs_function_pass_check(fn):
+    summary = chunkmeta.check(fn, spec=SPEC, cases=200, min_cases=200, seed=13)
+    assert summary.passed and summary.cases >= 200
+
+
+def test_check_calls_fn_with_the_prs_signature_and_the_offsets_as_a_list():
+    calls = []
+
+    def recording(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu, checkpoint_offsets_p=None):
+        calls.append((type(num_computed_tokens_p_cpu), type(checkpoint_offsets_p)))
+        return chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu,
+                                                query_start_loc_p_cpu, checkpoint_offsets_p)
+
+    chunkmeta.check(recording, spec=SPEC, cases=20, min_cases=20, seed=2)
+    assert calls and all(kinds == (torch.Tensor, list) for kinds in calls)
+
+
+def test_check_shows_a_port_that_does_not_realign_after_the_checkpoint_with_a_minimal_counterexample(tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(mutants.ckpt_no_realignment_after_checkpoint, spec=SPEC, seed=3, corpus=[], fail_fast=True,
+                        report_dir=tmp_path)
+    message = str(failed.value)
+    assert "spec='mamba.checkpointed_chunks'" in message and "minimal (1 row)" in message
+
+
+@pytest.mark.parametrize("name", mutants.CHECKPOINTED_CHUNKS_SLIPS)
+def test_every_slip_of_the_change_is_caught(name, tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed):
+        chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)
+
+
+@settings(max_examples=300, database=None, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
+@given(strategies.checkpointed_chunks_workloads(arrays="torch"))
+def test_checkpointed_chunks_workloads_are_what_the_builder_passes_and_the_drop_in_computes(workload):
+    cu, seq, last, checkpoint = chunkmeta.compute_chunk_metadata(*workload)
+    assert isinstance(workload.checkpoint_offsets_p, list) and len(workload.checkpoint_offsets_p) == workload.num_prefills
+    assert [k >= 0 for k in checkpoint.tolist()] == [o > 0 for o in workload.checkpoint_offsets_p]
+    assert len(last) == workload.num_prefills

@@ -1,0 +1,146 @@
+// The checkpointed chunks' slips (specs/mamba_checkpointed_chunks), each a
+// rewrite of the contract wrong one way, for the mutant catalogue: the slips
+// vLLM #57329's change to _compute_chunk_metadata invites.
+#include "checkpointed_chunks_spec.hpp"
+#include "mamba/mamba_spec.hpp"
+#include "mutants.hpp"
+
+namespace chunkmeta::mutants {
+namespace {
+
+using harness::Arrays;
+using harness::Workload;
+
+enum class ChunkSlip {
+  offset_from_sequence_start,  // the checkpoint at absolute position o, not c + o
+  no_realignment_after_checkpoint,  // the tokens after it chunked C at a time from it, off the row's grid
+  empty_chunk_on_the_grid,     // a checkpoint already on the grid still gets its own (empty) chunk
+  index_one_chunk_late,        // checkpoint_chunk_indices names the chunk that starts at it
+  offset_at_new_tokens_accepted,  // o = n taken as valid (vLLM's loop then emits an empty chunk)
+  int32_round_up_after_checkpoint,  // the grid after c + o found by an int32 round-up, which wraps near 2^31
+};
+
+// The outputs for `rows` given as Mamba's split rows ((computed, tokens) each, `first` the first split row of each
+// row, a row with a checkpoint has two): Mamba's reference merged back.
+Arrays merged_back(const Workload& w, const Workload& mamba_rows, const std::vector<std::size_t>& first) {
+  const auto theirs = harness::mamba_spec().reference(mamba_rows);
+  if (!theirs.ok()) return {};
+  const Arrays& m = theirs.value();
+  Arrays out(4);
+  out[0] = m[0];
+  std::vector<std::int32_t> row_of(mamba_rows.rows(), 0);
+  for (std::size_t i = 0; i < w.rows(); ++i) {
+    const std::size_t end = i + 1 < w.rows() ? first[i + 1] : mamba_rows.rows();
+    for (std::size_t r = first[i]; r < end; ++r) row_of[r] = static_cast<std::int32_t>(i);
+    out[2].push_back(m[2][end - 1]);
+    out[3].push_back(end - first[i] == 2 ? m[2][first[i]] : -1);
+  }
+  for (const auto row : m[1]) out[1].push_back(row_of[static_cast<std::size_t>(row)]);
+  return out;
+}
+
+// Mamba's rows for `w`, each row with an offset split at `cut` (relative to its query start) with the second part's
+// computed tokens `after` (both from the slip), or whole when cut is outside (0, n).
+template <typename Cut, typename After>
+Arrays split_with(const Workload& w, Cut&& cut, After&& after) {
+  Workload rows{w.chunk_size, {}, {w.query_start_loc[0]}, harness::Dtype::int32};
+  std::vector<std::size_t> first;
+  for (std::size_t i = 0; i < w.rows(); ++i) {
+    const std::int64_t c = w.num_computed_tokens[i];
+    const std::int64_t n = w.query_start_loc[i + 1] - w.query_start_loc[i];
+    const std::int64_t o = w.second_per_row[i] > 0 ? cut(c, w.second_per_row[i]) : 0;
+    first.push_back(rows.rows());
+    if (o > 0 && o <= n) {
+      rows.num_computed_tokens.push_back(c);
+      rows.query_start_loc.push_back(rows.query_start_loc.back() + o);
+      rows.num_computed_tokens.push_back(after(c, o));
+      rows.query_start_loc.push_back(rows.query_start_loc.back() + n - o);
+    } else {
+      rows.num_computed_tokens.push_back(c);
+      rows.query_start_loc.push_back(rows.query_start_loc.back() + n);
+    }
+  }
+  return merged_back(w, rows, first);
+}
+
+harness::Outcome chunks_with(ChunkSlip slip, const Workload& w) {
+  const harness::Spec& spec = harness::checkpointed_chunks_spec();
+  const auto C = w.chunk_size;
+  const auto exact = [](std::int64_t, std::int64_t o) { return o; };
+  const auto advanced = [](std::int64_t c, std::int64_t o) { return c + o; };
+  if (slip == ChunkSlip::offset_at_new_tokens_accepted) {
+    // Validation that lets o = n through: each such refusal is waved on (the offset taken as n - 1 to go on checking).
+    Workload loose = w;
+    while (auto error = spec.validate(loose)) {
+      const auto j = static_cast<std::size_t>(error->index);
+      const bool at_new_tokens = error->code == ErrorCode::value_too_large && error->field == "checkpoint_offsets" &&
+                                 loose.second_per_row[j] == w.query_start_loc[j + 1] - w.query_start_loc[j];
+      if (!at_new_tokens) return *error;
+      loose.second_per_row[j] -= 1;
+    }
+    return split_with(w, exact, advanced);
+  }
+  if (auto error = spec.validate(w)) return *error;  // the other slips validate correctly
+  switch (slip) {
+    case ChunkSlip::offset_from_sequence_start:
+      return split_with(w, [](std::int64_t c, std::int64_t o) { return o - c; }, advanced);
+    case ChunkSlip::no_realignment_after_checkpoint:
+      return split_with(w, exact, [](std::int64_t, std::int64_t) { return std::int64_t{0}; });
+    case ChunkSlip::int32_round_up_after_checkpoint:
+      return split_with(w, exact, [C](std::int64_t c, std::int64_t o) {
+        const std::int64_t at = c + o;
+        return at + C - 1 > kMaxValue ? at - at % C : at;  // the wrapped round-up reads as "on the grid"
+      });
+    default:
+      break;
+  }
+  Arrays out = split_with(w, exact, advanced);
+  for (std::size_t i = 0; i < w.rows(); ++i) {
+    const std::int32_t k = out[3][i];
+    if (k < 0) continue;
+    if (slip == ChunkSlip::index_one_chunk_late) {
+      out[3][i] = k + 1;
+      continue;
+    }
+    // empty_chunk_on_the_grid: an empty chunk after the checkpoint's when it lies on the grid.
+    const std::int64_t at = w.num_computed_tokens[i] + w.second_per_row[i];
+    if (at % C != 0) continue;
+    const auto after = static_cast<std::size_t>(k) + 1;
+    out[0].insert(out[0].begin() + static_cast<std::ptrdiff_t>(after), out[0][after]);
+    out[1].insert(out[1].begin() + static_cast<std::ptrdiff_t>(after), static_cast<std::int32_t>(i));
+    for (std::size_t r = i; r < w.rows(); ++r) {
+      out[2][r] += 1;
+      if (r > i && out[3][r] >= 0) out[3][r] += 1;
+    }
+    out[3][i] = k + 1;
+  }
+  return out;
+}
+
+Mutant make_chunks(std::string name, ChunkSlip slip, std::string description, bool of_validation = false) {
+  return {harness::in_process(std::move(name), description, harness::checkpointed_chunks_spec(),
+                              [slip](const Workload& w) { return chunks_with(slip, w); }),
+          std::move(description), 1, of_validation};
+}
+
+}  // namespace
+
+std::vector<Mutant> mutants_of_mamba_checkpointed_chunks() {
+  return {
+      make_chunks("ckpt-offset-from-sequence-start", ChunkSlip::offset_from_sequence_start,
+                  "the checkpoint placed at absolute position o (counted from the sequence's start), not c + o"),
+      make_chunks("ckpt-no-realignment-after-checkpoint", ChunkSlip::no_realignment_after_checkpoint,
+                  "the tokens after the checkpoint chunked C at a time from it, not realigned to the row's grid"),
+      make_chunks("ckpt-empty-chunk-on-the-grid", ChunkSlip::empty_chunk_on_the_grid,
+                  "a checkpoint already on the grid still gets a chunk of its own: an empty one after it"),
+      make_chunks("ckpt-index-one-chunk-late", ChunkSlip::index_one_chunk_late,
+                  "checkpoint_chunk_indices names the chunk that starts at the checkpoint, not the one ending there"),
+      make_chunks("ckpt-offset-at-new-tokens-accepted", ChunkSlip::offset_at_new_tokens_accepted,
+                  "an offset equal to the row's new tokens accepted (vLLM's loop then emits an empty chunk)", true),
+      make_chunks("ckpt-int32-round-up-after-checkpoint", ChunkSlip::int32_round_up_after_checkpoint,
+                  "the grid after c + o found by rounding up in int32, which wraps within C of 2^31: the chunks after "
+                  "the checkpoint are taken as aligned"),
+  };
+}
+
+}  // namespace chunkmeta::mutants

@@ -1,0 +1,26 @@
+// mamba.checkpointed_chunks (specs/mamba_checkpointed_chunks/README.md) as the
+// harness sees it, for the code in this folder.
+#pragma once
+
+#include "chunkmeta/checkpointed_chunks.hpp"
+#include "chunkmeta/harness/spec.hpp"
+
+namespace chunkmeta::harness {
+
+const Spec& checkpointed_chunks_spec();
+
+// The library's view of a workload: Mamba's, and the checkpoint offsets (Workload::second_per_row).
+inline checkpointed_chunks::View64 checkpointed_view(const Workload& w) {
+  return {w.chunk_size, w.num_computed_tokens, w.query_start_loc, w.second_per_row};
+}
+
+// Mamba's workload whose rows are this one's, each row with a checkpoint split
+// in two at it ((c, o), then (c + o, n - o)), and for each of this workload's
+// rows the index of its first row there: the contract's relation 4.
+struct SplitRows {
+  Workload mamba;
+  std::vector<std::size_t> first_row;
+};
+SplitRows split_at_checkpoints(const Workload& w);
+
+}  // namespace chunkmeta::harness
