@@ -46,18 +46,6 @@ struct OffsetDraw {
   std::int64_t amount = 0;
 };
 
-Gen<OffsetDraw> offset_draws() {
-  return gen::apply([](Offset kind, std::int64_t amount) { return OffsetDraw{kind, amount}; },
-                    gen::weightedElement<Offset>({{30, Offset::none},
-                                                  {8, Offset::first_token},
-                                                  {10, Offset::last_token},
-                                                  {20, Offset::on_grid},
-                                                  {8, Offset::before_grid},
-                                                  {8, Offset::after_grid},
-                                                  {16, Offset::anywhere}}),
-                    inclusive_range(0, kMaxValue));
-}
-
 // Where checkpoints go beside the drawn ones: nowhere more, in no row, in every row that can have one.
 enum class Everywhere { as_drawn, none, all };
 
@@ -79,14 +67,40 @@ InvalidWorkload make_invalid(std::string rule, Workload w, ErrorCode code, std::
 
 }  // namespace
 
+namespace {
+
+// Each row's offset from a seed (a container generator would keep a shrink tree per row, which nothing uses: the
+// engine shrinks), with the draw's weights.
+std::vector<OffsetDraw> offset_draws_from(std::uint64_t seed, std::size_t rows) {
+  static constexpr std::pair<Offset, std::uint64_t> kWeights[] = {
+      {Offset::none, 30},     {Offset::first_token, 8}, {Offset::last_token, 10}, {Offset::on_grid, 20},
+      {Offset::before_grid, 8}, {Offset::after_grid, 8}, {Offset::anywhere, 16}};
+  std::mt19937_64 random(seed);
+  std::vector<OffsetDraw> draws(rows);
+  for (auto& d : draws) {
+    std::uint64_t ticket = random() % 100;
+    for (const auto& [kind, weight] : kWeights) {
+      if (ticket < weight) {
+        d.kind = kind;
+        break;
+      }
+      ticket -= weight;
+    }
+    d.amount = static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(kMaxValue));
+  }
+  return draws;
+}
+
+}  // namespace
+
 Gen<Workload> checkpointed_valid_workloads() {
-  return gen::mapcat(valid_workloads(), [](Workload w) {
-    const std::size_t rows = w.rows();
-    return gen::apply(
-        [w](const std::vector<OffsetDraw>& draws, Everywhere everywhere) { return with_offsets(w, draws, everywhere); },
-        gen::container<std::vector<OffsetDraw>>(rows, offset_draws()),
-        gen::weightedElement<Everywhere>({{80, Everywhere::as_drawn}, {10, Everywhere::none}, {10, Everywhere::all}}));
-  });
+  return gen::apply(
+      [](Workload w, std::int64_t seed, Everywhere everywhere) {
+        const auto draws = offset_draws_from(static_cast<std::uint64_t>(seed), w.rows());
+        return with_offsets(std::move(w), draws, everywhere);
+      },
+      valid_workloads(), inclusive_range(0, kMaxValue),
+      gen::weightedElement<Everywhere>({{80, Everywhere::as_drawn}, {10, Everywhere::none}, {10, Everywhere::all}}));
 }
 
 Gen<Workload> checkpointed_huge_batches() {

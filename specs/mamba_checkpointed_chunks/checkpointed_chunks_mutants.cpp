@@ -20,31 +20,13 @@ enum class ChunkSlip {
   int32_round_up_after_checkpoint,  // the grid after c + o found by an int32 round-up, which wraps near 2^31
 };
 
-// The outputs for `rows` given as Mamba's split rows ((computed, tokens) each, `first` the first split row of each
-// row, a row with a checkpoint has two): Mamba's reference merged back.
-Arrays merged_back(const Workload& w, const Workload& mamba_rows, const std::vector<std::size_t>& first) {
-  const auto theirs = harness::mamba_spec().reference(mamba_rows);
-  if (!theirs.ok()) return {};
-  const Arrays& m = theirs.value();
-  Arrays out(4);
-  out[0] = m[0];
-  std::vector<std::int32_t> row_of(mamba_rows.rows(), 0);
-  for (std::size_t i = 0; i < w.rows(); ++i) {
-    const std::size_t end = i + 1 < w.rows() ? first[i + 1] : mamba_rows.rows();
-    for (std::size_t r = first[i]; r < end; ++r) row_of[r] = static_cast<std::int32_t>(i);
-    out[2].push_back(m[2][end - 1]);
-    out[3].push_back(end - first[i] == 2 ? m[2][first[i]] : -1);
-  }
-  for (const auto row : m[1]) out[1].push_back(row_of[static_cast<std::size_t>(row)]);
-  return out;
-}
-
 // Mamba's rows for `w`, each row with an offset split at `cut` (relative to its query start) with the second part's
 // computed tokens `after` (both from the slip), or whole when cut is outside (0, n).
 template <typename Cut, typename After>
-Arrays split_with(const Workload& w, Cut&& cut, After&& after) {
-  Workload rows{w.chunk_size, {}, {w.query_start_loc[0]}, harness::Dtype::int32};
-  std::vector<std::size_t> first;
+harness::Outcome split_with(const Workload& w, Cut&& cut, After&& after) {
+  harness::SplitRows split{Workload{w.chunk_size, {}, {w.query_start_loc[0]}, harness::Dtype::int32}, {}};
+  Workload& rows = split.mamba;
+  std::vector<std::size_t>& first = split.first_row;
   for (std::size_t i = 0; i < w.rows(); ++i) {
     const std::int64_t c = w.num_computed_tokens[i];
     const std::int64_t n = w.query_start_loc[i + 1] - w.query_start_loc[i];
@@ -60,7 +42,9 @@ Arrays split_with(const Workload& w, Cut&& cut, After&& after) {
       rows.query_start_loc.push_back(rows.query_start_loc.back() + n);
     }
   }
-  return merged_back(w, rows, first);
+  const auto theirs = harness::mamba_spec().reference(rows);
+  if (!theirs.ok()) return theirs.error();
+  return harness::merged_outputs(w, split, theirs.value());
 }
 
 harness::Outcome chunks_with(ChunkSlip slip, const Workload& w) {
@@ -94,7 +78,9 @@ harness::Outcome chunks_with(ChunkSlip slip, const Workload& w) {
     default:
       break;
   }
-  Arrays out = split_with(w, exact, advanced);
+  harness::Outcome chunked = split_with(w, exact, advanced);
+  if (!chunked.ok()) return chunked;
+  Arrays out = std::move(chunked).value();
   for (std::size_t i = 0; i < w.rows(); ++i) {
     const std::int32_t k = out[3][i];
     if (k < 0) continue;

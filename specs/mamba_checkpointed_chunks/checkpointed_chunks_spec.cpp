@@ -293,4 +293,18 @@ SplitRows split_at_checkpoints(const Workload& w) {
   return split;
 }
 
+Arrays merged_outputs(const Workload& w, const SplitRows& split, const Arrays& mamba) {
+  Arrays out(4);
+  out[cu_chunk_seqlen] = mamba[0];
+  std::vector<std::int32_t> row_of_split(split.mamba.rows(), 0);
+  for (std::size_t i = 0; i < w.rows(); ++i) {
+    const std::size_t end = i + 1 < w.rows() ? split.first_row[i + 1] : split.mamba.rows();
+    for (std::size_t r = split.first_row[i]; r < end; ++r) row_of_split[r] = static_cast<std::int32_t>(i);
+    out[last_chunk_indices].push_back(mamba[2][end - 1]);
+    out[checkpoint_chunk_indices].push_back(end - split.first_row[i] == 2 ? mamba[2][split.first_row[i]] : -1);
+  }
+  for (const auto row : mamba[1]) out[seq_idx].push_back(row_of_split[static_cast<std::size_t>(row)]);
+  return out;
+}
+
 }  // namespace chunkmeta::harness

@@ -22,5 +22,9 @@ struct SplitRows {
   std::vector<std::size_t> first_row;
 };
 SplitRows split_at_checkpoints(const Workload& w);
+// This spec's outputs for `w` from Mamba's for its split rows (a row with two
+// split rows has a checkpoint): the same chunks, each row's last chunk its
+// last split row's, its checkpoint chunk its first split row's last.
+Arrays merged_outputs(const Workload& w, const SplitRows& split, const Arrays& mamba);
 
 }  // namespace chunkmeta::harness

@@ -37,23 +37,6 @@ Workload without_checkpoints(Workload w) {
   return w;
 }
 
-// This spec's outputs from Mamba's for the split rows (relation 4): the chunks are the same; each row's chunks
-// are its split rows', its last chunk its second row's, its checkpoint chunk its first row's last.
-Arrays merged(const Workload& w, const harness::SplitRows& split, const Arrays& mamba) {
-  Arrays out(4);
-  out[cu_chunk_seqlen] = mamba[0];
-  std::vector<std::int32_t> row_of_split(split.mamba.rows(), 0);
-  for (std::size_t i = 0; i < w.rows(); ++i) {
-    const std::size_t end = i + 1 < w.rows() ? split.first_row[i + 1] : split.mamba.rows();
-    for (std::size_t r = split.first_row[i]; r < end; ++r) row_of_split[r] = static_cast<std::int32_t>(i);
-    out[last_chunk_indices].push_back(end > 0 ? mamba[2][end - 1] : -1);
-    const bool checkpoint = w.second_per_row[i] > 0;
-    out[checkpoint_chunk_indices].push_back(checkpoint ? mamba[2][split.first_row[i]] : -1);
-  }
-  for (auto row : mamba[1]) out[seq_idx].push_back(row_of_split[static_cast<std::size_t>(row)]);
-  return out;
-}
-
 Property checkpoints_off_is_part_1(const Spec& spec, const ValueModel& values) {
   return builders::agrees_with_relation(
       spec, "GivesMambasChunksWithoutCheckpoints",
@@ -86,7 +69,7 @@ Property chunks_as_two_rows(const Spec& spec, const ValueModel& values) {
         if (harness::mamba_spec().validate(split.mamba)) return std::nullopt;
         Outcome theirs = harness::mamba_spec().reference(split.mamba);
         if (!theirs.ok()) return std::nullopt;
-        Outcome predicted(merged(w, split, theirs.value()));
+        Outcome predicted(harness::merged_outputs(w, split, theirs.value()));
         return builders::Prediction{std::move(predicted),
                                     {"each checkpointed row split in two (Mamba's reference)", split.mamba,
                                      std::move(theirs), &harness::mamba_spec()}};
