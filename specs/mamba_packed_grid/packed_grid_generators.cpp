@@ -135,7 +135,7 @@ Gen<Workload> packed_grid_huge_batches() {
       [](std::int64_t rows, std::int64_t C, std::int64_t seed) {
         return huge_batch_with_tokens(rows, C, static_cast<std::uint64_t>(seed));
       },
-      gen::weightedOneOf<std::int64_t>({{1, gen::element<std::int64_t>(32768, 65537)}, {3, inclusive_range(65537, 140000)}}),
+      gen::weightedOneOf<std::int64_t>({{1, gen::element<std::int64_t>(32768, 65537)}, {3, inclusive_range(65537, 90000)}}),
       fla_huge_batch_chunk_sizes(), inclusive_range(0, std::numeric_limits<std::int64_t>::max() - 1));
   return gen::weightedOneOf<Workload>({{1, fla_batches}, {1, with_tokens}});
 }
