@@ -9,7 +9,8 @@ the spec and the implementation; the default spec's suites carry no spec
 name), or is a catalogue test of one of its mutants. Everything else is
 shared: the harness, the doors, the CLI, the misbehaving implementations.
 
-    tools/spec_costs.py BUILD_DIR     (after ctest ran there: its Testing/Temporary/LastTest.log)
+    tools/spec_costs.py BUILD_DIR [LOG]   (after ctest ran there: its Testing/Temporary/LastTest.log, or LOG,
+                                           a copy of it kept before another ctest run in BUILD_DIR)
 """
 
 import json
@@ -29,7 +30,7 @@ def main():
     source = Path(__file__).resolve().parents[1]
     # Read first: any ctest call (the listing below included) writes a new LastTest.log.
     log = build / "Testing" / "Temporary" / "LastTest.log"
-    last_run = log.read_text(errors="replace")
+    last_run = (Path(sys.argv[2]) if len(sys.argv) > 2 else log).read_text(errors="replace")
     cli = build / "bin" / "chunkmeta"
     specs = json.loads(subprocess.run([str(cli), "specs", "--json"], capture_output=True, text=True, check=True).stdout)
     folder_of = {}  # spec name -> its folder
@@ -50,7 +51,8 @@ def main():
                 mutant_folder[entry["name"].split("#")[-1].replace("-", "_")] = folder_of.get(entry["spec"])
     tests = json.loads(subprocess.run(["ctest", "--test-dir", str(build), "--show-only=json-v1"], capture_output=True,
                                       text=True, check=True).stdout)["tests"]
-    log.write_text(last_run)  # as it was, for whatever reads it next
+    if len(sys.argv) <= 2:
+        log.write_text(last_run)  # as it was, for whatever reads it next
     # A parameterised test's name goes on with "  # GetParam() = ..."; the cost file keeps its first word.
     command_of = {test["name"].split()[0]: " ".join(test.get("command", [])) for test in tests}
     # The last ctest run's log: "N/M Testing: NAME", later "Test time = S sec" (the cost file leaves out
