@@ -20,29 +20,10 @@ enum class ChunkSlip {
   int32_round_up_after_checkpoint,  // the grid after c + o found by an int32 round-up, which wraps near 2^31
 };
 
-// Mamba's rows for `w`, each row with an offset split at `cut` (relative to its query start) with the second part's
-// computed tokens `after` (both from the slip), or whole when cut is outside (0, n).
-template <typename Cut, typename After>
-harness::Outcome split_with(const Workload& w, Cut&& cut, After&& after) {
-  harness::SplitRows split{Workload{w.chunk_size, {}, {w.query_start_loc[0]}, harness::Dtype::int32}, {}};
-  Workload& rows = split.mamba;
-  std::vector<std::size_t>& first = split.first_row;
-  for (std::size_t i = 0; i < w.rows(); ++i) {
-    const std::int64_t c = w.num_computed_tokens[i];
-    const std::int64_t n = w.query_start_loc[i + 1] - w.query_start_loc[i];
-    const std::int64_t o = w.second_per_row[i] > 0 ? cut(c, w.second_per_row[i]) : 0;
-    first.push_back(rows.rows());
-    if (o > 0 && o <= n) {
-      rows.num_computed_tokens.push_back(c);
-      rows.query_start_loc.push_back(rows.query_start_loc.back() + o);
-      rows.num_computed_tokens.push_back(after(c, o));
-      rows.query_start_loc.push_back(rows.query_start_loc.back() + n - o);
-    } else {
-      rows.num_computed_tokens.push_back(c);
-      rows.query_start_loc.push_back(rows.query_start_loc.back() + n);
-    }
-  }
-  const auto theirs = harness::mamba_spec().reference(rows);
+// The chunks of `w` as Mamba's rows split where the slip splits them, merged back.
+harness::Outcome split_with(const Workload& w, const harness::RowSplit& how) {
+  const harness::SplitRows split = harness::split_at_checkpoints(w, how);
+  const auto theirs = harness::mamba_spec().reference(split.mamba);
   if (!theirs.ok()) return theirs.error();
   return harness::merged_outputs(w, split, theirs.value());
 }
@@ -50,8 +31,7 @@ harness::Outcome split_with(const Workload& w, Cut&& cut, After&& after) {
 harness::Outcome chunks_with(ChunkSlip slip, const Workload& w) {
   const harness::Spec& spec = harness::checkpointed_chunks_spec();
   const auto C = w.chunk_size;
-  const auto exact = [](std::int64_t, std::int64_t o) { return o; };
-  const auto advanced = [](std::int64_t c, std::int64_t o) { return c + o; };
+  const harness::RowSplit contract;  // the cut at o, the rest from c + o
   if (slip == ChunkSlip::offset_at_new_tokens_accepted) {
     // Validation that lets o = n through: each such refusal is waved on (the offset taken as n - 1 to go on checking).
     Workload loose = w;
@@ -62,23 +42,23 @@ harness::Outcome chunks_with(ChunkSlip slip, const Workload& w) {
       if (!at_new_tokens) return *error;
       loose.second_per_row[j] -= 1;
     }
-    return split_with(w, exact, advanced);
+    return split_with(w, contract);
   }
   if (auto error = spec.validate(w)) return *error;  // the other slips validate correctly
   switch (slip) {
     case ChunkSlip::offset_from_sequence_start:
-      return split_with(w, [](std::int64_t c, std::int64_t o) { return o - c; }, advanced);
+      return split_with(w, {[](std::int64_t c, std::int64_t o) { return o - c; }, contract.after});
     case ChunkSlip::no_realignment_after_checkpoint:
-      return split_with(w, exact, [](std::int64_t, std::int64_t) { return std::int64_t{0}; });
+      return split_with(w, {contract.cut, [](std::int64_t, std::int64_t) { return std::int64_t{0}; }});
     case ChunkSlip::int32_round_up_after_checkpoint:
-      return split_with(w, exact, [C](std::int64_t c, std::int64_t o) {
-        const std::int64_t at = c + o;
-        return at + C - 1 > kMaxValue ? at - at % C : at;  // the wrapped round-up reads as "on the grid"
-      });
+      return split_with(w, {contract.cut, [C](std::int64_t c, std::int64_t o) {
+                          const std::int64_t at = c + o;
+                          return at + C - 1 > kMaxValue ? at - at % C : at;  // the wrapped round-up reads as "on the grid"
+                        }});
     default:
       break;
   }
-  harness::Outcome chunked = split_with(w, exact, advanced);
+  harness::Outcome chunked = split_with(w, contract);
   if (!chunked.ok()) return chunked;
   Arrays out = std::move(chunked).value();
   for (std::size_t i = 0; i < w.rows(); ++i) {

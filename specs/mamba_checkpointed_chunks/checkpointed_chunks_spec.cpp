@@ -271,19 +271,19 @@ const Spec& checkpointed_chunks_spec() {
 
 std::vector<const Spec*> specs_of_mamba_checkpointed_chunks() { return {&checkpointed_chunks_spec()}; }
 
-SplitRows split_at_checkpoints(const Workload& w) {
+SplitRows split_at_checkpoints(const Workload& w, const RowSplit& how) {
   SplitRows split;
   split.mamba = Workload{w.chunk_size, {}, {w.query_start_loc[0]}, Dtype::int32};
   for (std::size_t i = 0; i < w.rows(); ++i) {
     const std::int64_t c = w.num_computed_tokens[i];
     const std::int64_t n = new_tokens(w, i);
-    const std::int64_t o = offset_of(w, i);
+    const std::int64_t o = offset_of(w, i) > 0 ? how.cut(c, offset_of(w, i)) : 0;
     split.first_row.push_back(split.mamba.rows());
     auto& q = split.mamba.query_start_loc;
-    if (o > 0) {
+    if (o > 0 && o <= n) {
       split.mamba.num_computed_tokens.push_back(c);
       q.push_back(q.back() + o);
-      split.mamba.num_computed_tokens.push_back(c + o);
+      split.mamba.num_computed_tokens.push_back(how.after(c, o));
       q.push_back(q.back() + n - o);
     } else {
       split.mamba.num_computed_tokens.push_back(c);

@@ -2,6 +2,8 @@
 // harness sees it, for the code in this folder.
 #pragma once
 
+#include <functional>
+
 #include "chunkmeta/checkpointed_chunks.hpp"
 #include "chunkmeta/harness/spec.hpp"
 
@@ -21,7 +23,14 @@ struct SplitRows {
   Workload mamba;
   std::vector<std::size_t> first_row;
 };
-SplitRows split_at_checkpoints(const Workload& w);
+// Where a row with a checkpoint o is split: `cut(c, o)` tokens into its query,
+// the second part with `after(c, o)` computed tokens; a row whose cut is
+// outside (0, n] stays whole. The contract's are o and c + o; a slip varies them.
+struct RowSplit {
+  std::function<std::int64_t(std::int64_t c, std::int64_t o)> cut = [](std::int64_t, std::int64_t o) { return o; };
+  std::function<std::int64_t(std::int64_t c, std::int64_t o)> after = [](std::int64_t c, std::int64_t o) { return c + o; };
+};
+SplitRows split_at_checkpoints(const Workload& w, const RowSplit& how = {});
 // This spec's outputs for `w` from Mamba's for its split rows (a row with two
 // split rows has a checkpoint): the same chunks, each row's last chunk its
 // last split row's, its checkpoint chunk its first split row's last.

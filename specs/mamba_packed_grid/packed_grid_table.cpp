@@ -84,7 +84,6 @@ Property agrees_with_the_builder(const Spec& spec, const ValueModel& values) {
         Workload builder = w;
         for (std::size_t i = 0; i < builder.rows(); ++i) builder.num_computed_tokens[i] = w.query_start_loc[i] % w.chunk_size;
         const Spec& mamba = harness::mamba_spec();
-        if (mamba.validate(builder)) return std::nullopt;
         Outcome theirs = mamba.reference(builder);
         if (!theirs.ok()) return std::nullopt;
         const auto& cu = theirs.value()[0];  // cu_chunk_seqlen: the chunks' starts, then T
