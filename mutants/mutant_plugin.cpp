@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "chunkmeta/harness/plugin.hpp"
 #include "chunkmeta/plugin.h"
 #include "mutants.hpp"
 
@@ -36,15 +37,10 @@ int answer(const Outcome& outcome, chunkmeta_output_v3* out) {
 chunkmeta::harness::Workload workload_of(const chunkmeta::harness::Spec& spec, const chunkmeta_workload_v3* in) {
   using chunkmeta::harness::Slot;
   chunkmeta::harness::Workload w;
-  std::uint32_t scalars = 0;
+  chunkmeta::harness::read_abi_scalars(spec, {in->scalars, in->scalar_count}, w);
   std::uint32_t arrays = 0;
   for (const auto& input : spec.inputs()) {
-    if (input.slot == Slot::rows) continue;
-    if (!chunkmeta::harness::is_array(input.slot)) {
-      if (scalars < in->scalar_count) scalar_in(w, input.slot) = in->scalars[scalars];
-      ++scalars;
-      continue;
-    }
+    if (!chunkmeta::harness::is_array(input.slot)) continue;
     if (arrays < in->array_count)
       array_in(w, input.slot).assign(in->arrays[arrays], in->arrays[arrays] + in->array_lengths[arrays]);
     ++arrays;

@@ -89,6 +89,16 @@ Workload random_workload(const harness::Spec& spec, std::mt19937_64& random) {
     w.num_computed_tokens.assign(w.query_start_loc.empty() ? 0 : w.query_start_loc.size() - 1, 0);
   }
   if (spec.reads_dtype() && random() % 2 == 1) w.dtype = harness::Dtype::int64;
+  // Every other slot the spec reads, at values of any sign and size (none, for an optional scalar, a third of the time).
+  if (spec.reads(harness::Slot::block_size)) w.block_size = static_cast<std::int64_t>(random()) >> (random() % 64);
+  if (spec.reads(harness::Slot::second_per_row)) {
+    w.second_per_row.resize(random() % 20);
+    for (auto& v : w.second_per_row) v = static_cast<std::int64_t>(random()) >> (random() % 64);
+  }
+  if (spec.reads(harness::Slot::optional_scalar) && random() % 3 != 0)
+    w.optional_scalar = static_cast<std::int64_t>(random()) >> (random() % 64);
+  if (spec.reads(harness::Slot::flag)) w.flag = random() % 2 == 1;
+  spec.fill_unread_rows(w);  // what the harness sends: the slots the spec reads
   return w;
 }
 

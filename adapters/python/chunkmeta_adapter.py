@@ -187,16 +187,16 @@ def load_specs():
 def call(function, make_array, spec, request):
     """The function's outputs as a tuple: its arguments are the spec's inputs, in order."""
     dtype = request.get("dtype", "int32")
-    offsets = next(given["name"] for given in spec["inputs"] if given["slot"] == "offsets")
     arguments = []
     for given in spec["inputs"]:
-        if given["kind"] == "rows":
+        if given["kind"] == "rows":  # the number of rows: the offsets' length less one
+            offsets = next(each["name"] for each in spec["inputs"] if each["slot"] == "offsets")
             arguments.append(len(request[offsets]) - 1)
         elif given["kind"] == "array":
             arguments.append(make_array(request[given["name"]], dtype if dtype in given["dtypes"] else "int32"))
         elif given["kind"] == "list":  # passed as a list of ints whatever the arrays are, as the engine does
             arguments.append(list(request[given["name"]]))
-        else:
+        else:  # a scalar, an optional one (None) or a flag (a bool), as JSON gives them
             arguments.append(request[given["name"]])
     result = function(*arguments)
     return (result,) if len(spec["outputs"]) == 1 else result

@@ -16,6 +16,20 @@ namespace chunkmeta::harness {
 
 std::string_view to_string(Dtype dtype) noexcept { return dtype == Dtype::int32 ? "int32" : "int64"; }
 
+std::string_view to_string(Slot slot) noexcept {
+  switch (slot) {
+    case Slot::chunk_size: return "chunk_size";
+    case Slot::block_size: return "block_size";
+    case Slot::per_row: return "per_row";
+    case Slot::offsets: return "offsets";
+    case Slot::rows: return "rows";
+    case Slot::second_per_row: return "second_per_row";
+    case Slot::optional_scalar: return "optional_scalar";
+    case Slot::flag: return "flag";
+  }
+  return "unknown";
+}
+
 std::optional<Dtype> parse_dtype(std::string_view name) noexcept {
   if (name == "int32") return Dtype::int32;
   if (name == "int64") return Dtype::int64;
@@ -26,7 +40,8 @@ bool fits_int32(const Workload& workload) {
   const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
   return std::all_of(workload.num_computed_tokens.begin(), workload.num_computed_tokens.end(), fits) &&
          std::all_of(workload.query_start_loc.begin(), workload.query_start_loc.end(), fits) &&
-         std::all_of(workload.second_per_row.begin(), workload.second_per_row.end(), fits);
+         std::all_of(workload.second_per_row.begin(), workload.second_per_row.end(), fits) &&
+         fits(workload.optional_scalar.value_or(0));
 }
 
 std::ostream& operator<<(std::ostream& os, const Workload& workload) {
@@ -37,6 +52,8 @@ std::ostream& operator<<(std::ostream& os, const Workload& workload) {
     for (std::size_t i = 0; i < workload.second_per_row.size(); ++i) os << (i == 0 ? "" : ", ") << workload.second_per_row[i];
     os << "]";
   }
+  if (workload.optional_scalar) os << " optional_scalar=" << *workload.optional_scalar;
+  if (workload.flag) os << " flag";
   return os << (workload.dtype == Dtype::int64 ? " (int64)" : "");
 }
 

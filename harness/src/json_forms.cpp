@@ -18,7 +18,8 @@ bool named_on_the_wire(const Spec& spec) { return &spec != &default_spec(); }
 
 std::vector<const Input*> sent_inputs(const Spec& spec) {
   std::vector<const Input*> sent;
-  for (const Slot slot : {Slot::chunk_size, Slot::block_size, Slot::per_row, Slot::offsets, Slot::second_per_row}) {
+  for (const Slot slot : {Slot::chunk_size, Slot::block_size, Slot::per_row, Slot::offsets, Slot::second_per_row,
+                          Slot::optional_scalar, Slot::flag}) {
     if (const Input* input = spec.input(slot)) sent.push_back(input);
   }
   return sent;
@@ -117,6 +118,10 @@ Json to_json(const Spec& spec, const Workload& workload) {
     const std::string key(input->name);
     if (is_array(input->slot)) {
       j[key] = array_in(workload, input->slot);
+    } else if (input->slot == Slot::optional_scalar) {
+      j[key] = workload.optional_scalar ? Json(*workload.optional_scalar) : Json(nullptr);
+    } else if (input->slot == Slot::flag) {
+      j[key] = workload.flag;
     } else {
       j[key] = scalar_in(workload, input->slot);
     }
@@ -128,13 +133,17 @@ Json to_json(const Spec& spec, const Workload& workload) {
 Json description_json(const Spec& spec) {
   Json inputs = Json::array();
   for (const auto& input : spec.inputs()) {
-    static constexpr const char* kSlots[] = {"chunk_size", "block_size", "per_row", "offsets", "rows", "second_per_row"};
-    const char* kind = input.slot == Slot::rows ? "rows" : !is_array(input.slot) ? "scalar" : input.as_list ? "list" : "array";
+    const char* kind = input.slot == Slot::rows              ? "rows"
+                       : input.slot == Slot::optional_scalar ? "optional"
+                       : input.slot == Slot::flag            ? "flag"
+                       : !is_array(input.slot)               ? "scalar"
+                       : input.as_list                       ? "list"
+                                                             : "array";
     Json dtypes = Json::array();
     if (is_array(input.slot)) dtypes = input.wide ? Json{"int32", "int64"} : Json{"int32"};
     inputs.push_back(Json{{"name", input.name},
                           {"kind", kind},
-                          {"slot", kSlots[static_cast<int>(input.slot)]},
+                          {"slot", to_string(input.slot)},
                           {"dtypes", std::move(dtypes)}});
   }
   Json outputs = Json::array();
@@ -221,6 +230,17 @@ std::variant<SpecWorkload, InputError> parse_workload(const Json& value) {
       auto values = read_array(given, input->name);
       if (auto* bad = std::get_if<InputError>(&values)) return std::move(*bad);
       array_in(workload, input->slot) = std::move(std::get<0>(values));
+    } else if (input->slot == Slot::flag) {
+      if (!given.is_boolean())
+        return input_error("wrong_type", std::string(input->name), Error::kNoIndex,
+                           std::string(input->name) + " must be true or false, not " + type_name(given));
+      workload.flag = given.get<bool>();
+    } else if (input->slot == Slot::optional_scalar && given.is_null()) {
+      workload.optional_scalar.reset();
+    } else if (input->slot == Slot::optional_scalar) {
+      auto scalar = read_integer(given, input->name, Error::kNoIndex);
+      if (auto* bad = std::get_if<InputError>(&scalar)) return std::move(*bad);
+      workload.optional_scalar = std::get<std::int64_t>(scalar);
     } else {
       auto scalar = read_integer(given, input->name, Error::kNoIndex);
       if (auto* bad = std::get_if<InputError>(&scalar)) return std::move(*bad);

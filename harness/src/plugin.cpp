@@ -128,7 +128,8 @@ Answer call_v1(const chunkmeta_implementation_v1& impl, const Workload& w) {
 
 // Version 2 passes a chunk size, computed tokens and offsets, and takes at most four outputs.
 bool fits_v2(const Spec& spec) {
-  return !spec.reads(Slot::block_size) && !spec.reads(Slot::second_per_row) &&
+  return !spec.reads(Slot::block_size) && !spec.reads(Slot::second_per_row) && !spec.reads(Slot::optional_scalar) &&
+         !spec.reads(Slot::flag) && spec.reads(Slot::offsets) &&
          spec.outputs().size() <= CHUNKMETA_MAX_OUTPUTS;
 }
 
@@ -160,15 +161,11 @@ Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const 
 
 Answer call_v3(const chunkmeta_implementation_v3& impl, const Spec& spec, const Workload& w) {
   const std::string spec_name(spec.name());
-  std::vector<std::int64_t> scalars;
   std::vector<const std::int64_t*> arrays;
   std::vector<std::int64_t> lengths;
+  const std::vector<std::int64_t> scalars = abi_scalars(spec, w);
   for (const auto& input : spec.inputs()) {
-    if (input.slot == Slot::rows) continue;
-    if (!is_array(input.slot)) {
-      scalars.push_back(scalar_in(w, input.slot));
-      continue;
-    }
+    if (!is_array(input.slot)) continue;
     const auto& values = array_in(w, input.slot);
     arrays.push_back(values.data());
     lengths.push_back(static_cast<std::int64_t>(values.size()));
@@ -308,6 +305,44 @@ std::variant<std::vector<Implementation>, std::string> load_plugin(const std::st
     return "plugin " + path + " has no implementation named " + wanted + " (it has: " + names + ")";
   }
   return found;
+}
+
+std::vector<std::int64_t> abi_scalars(const Spec& spec, const Workload& w) {
+  std::vector<std::int64_t> scalars;
+  for (const auto& input : spec.inputs()) {
+    if (input.slot == Slot::optional_scalar) {
+      scalars.push_back(w.optional_scalar ? 1 : 0);
+      scalars.push_back(w.optional_scalar.value_or(0));
+    } else if (input.slot == Slot::flag) {
+      scalars.push_back(w.flag ? 1 : 0);
+    } else if (is_integer_scalar(input.slot) && input.slot != Slot::rows) {
+      scalars.push_back(scalar_in(w, input.slot));
+    }
+  }
+  return scalars;
+}
+
+void read_abi_scalars(const Spec& spec, std::span<const std::int64_t> scalars, Workload& w) {
+  std::size_t next = 0;
+  const auto take = [&](std::int64_t& into) {
+    if (next < scalars.size()) into = scalars[next];
+    ++next;
+  };
+  for (const auto& input : spec.inputs()) {
+    if (input.slot == Slot::optional_scalar) {
+      std::int64_t given = 0;
+      std::int64_t value = 0;
+      take(given);
+      take(value);
+      w.optional_scalar = given != 0 ? std::optional<std::int64_t>(value) : std::nullopt;
+    } else if (input.slot == Slot::flag) {
+      std::int64_t flag = w.flag ? 1 : 0;
+      take(flag);
+      w.flag = flag != 0;
+    } else if (is_integer_scalar(input.slot) && input.slot != Slot::rows) {
+      take(scalar_in(w, input.slot));
+    }
+  }
 }
 
 }  // namespace chunkmeta::harness

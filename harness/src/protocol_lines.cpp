@@ -68,10 +68,17 @@ std::string request_line(std::uint64_t id, const Spec& spec, const Workload& wor
   for (const Input* input : sent_inputs(spec)) {
     if (is_array(input->slot)) {
       append_array(out, input->name, array_in(workload, input->slot));
+      continue;
+    }
+    out += ",\"";
+    out += input->name;
+    out += "\":";
+    if (input->slot == Slot::flag) {
+      out += workload.flag ? "true" : "false";
+    } else if (input->slot == Slot::optional_scalar) {
+      out += workload.optional_scalar ? std::to_string(*workload.optional_scalar) : "null";
     } else {
-      out += ",\"";
-      out += input->name;
-      out += "\":" + std::to_string(scalar_in(workload, input->slot));
+      out += std::to_string(scalar_in(workload, input->slot));
     }
   }
   if (spec.reads_dtype() && workload.dtype == Dtype::int64) out += ",\"dtype\":\"int64\"";
@@ -199,8 +206,8 @@ class CompactLine {
     std::string_view dtype_name;
     struct Given {
       std::string_view key;
-      bool array = false;
-      std::int64_t scalar = 0;
+      enum class Kind { integer, array, null, boolean } kind = Kind::integer;
+      std::int64_t scalar = 0;  // the integer, or the boolean as 0/1
       std::vector<std::int64_t> values;
     };
     std::vector<Given> given;
@@ -215,8 +222,20 @@ class CompactLine {
       }
       Given& field = given.emplace_back();
       field.key = key;
-      field.array = p_ != end_ && *p_ == '[';
-      const bool ok = field.array ? read_array(field.values) : read_integer(field.scalar);
+      bool ok = false;
+      if (p_ != end_ && *p_ == '[') {
+        field.kind = Given::Kind::array;
+        ok = read_array(field.values);
+      } else if (take_literal("null")) {
+        field.kind = Given::Kind::null;
+        ok = true;
+      } else if (const auto boolean = take_boolean()) {
+        field.kind = Given::Kind::boolean;
+        field.scalar = *boolean ? 1 : 0;
+        ok = true;
+      } else {
+        ok = read_integer(field.scalar);
+      }
       return ok ? kInputBit << (given.size() - 1) : 0;
     }, seen);
     if (!read) return std::nullopt;
@@ -229,11 +248,23 @@ class CompactLine {
     Workload workload;
     for (auto& field : given) {
       const auto input = std::find_if(sent.begin(), sent.end(), [&](const Input* in) { return in->name == field.key; });
-      if (input == sent.end() || field.array != is_array((*input)->slot)) return std::nullopt;
-      if (field.array) {
-        array_in(workload, (*input)->slot) = std::move(field.values);
+      if (input == sent.end()) return std::nullopt;
+      const Slot slot = (*input)->slot;
+      using Kind = Given::Kind;
+      // Each key of its kind: an array, a boolean flag, an integer or null for the optional scalar, else an integer.
+      const bool fits = is_array(slot)                ? field.kind == Kind::array
+                        : slot == Slot::flag            ? field.kind == Kind::boolean
+                        : slot == Slot::optional_scalar ? field.kind == Kind::integer || field.kind == Kind::null
+                                                        : field.kind == Kind::integer;
+      if (!fits) return std::nullopt;
+      if (is_array(slot)) {
+        array_in(workload, slot) = std::move(field.values);
+      } else if (slot == Slot::flag) {
+        workload.flag = field.scalar != 0;
+      } else if (slot == Slot::optional_scalar) {
+        if (field.kind == Kind::integer) workload.optional_scalar = field.scalar;
       } else {
-        scalar_in(workload, (*input)->slot) = field.scalar;
+        scalar_in(workload, slot) = field.scalar;
       }
     }
     if ((seen & kDtypeBit) != 0) {
@@ -276,6 +307,16 @@ class CompactLine {
     if (p_ == end_ || *p_ != c) return false;
     ++p_;
     return true;
+  }
+  bool take_literal(std::string_view literal) {
+    if (static_cast<std::size_t>(end_ - p_) < literal.size() || std::string_view(p_, literal.size()) != literal) return false;
+    p_ += literal.size();
+    return true;
+  }
+  std::optional<bool> take_boolean() {
+    if (take_literal("true")) return true;
+    if (take_literal("false")) return false;
+    return std::nullopt;
   }
   // A string of printable ASCII without escapes.
   bool read_plain_string(std::string_view& text) {

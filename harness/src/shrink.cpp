@@ -23,9 +23,18 @@ std::int64_t new_tokens(const Workload& w, std::size_t row) {
   return w.query_start_loc[row + 1] - w.query_start_loc[row];
 }
 
+// A workload of no rows with `w`'s scalars (the chunk and block sizes, the optional scalar, the flag), dtype and q[0].
+Workload with_scalars_of(const Workload& w) {
+  Workload out = w;
+  out.num_computed_tokens.clear();
+  out.query_start_loc.assign(1, w.query_start_loc[0]);
+  out.second_per_row.clear();
+  return out;
+}
+
 // Removes rows [first, first + count), closing the gap in query_start_loc.
 Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
-  Workload out{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype, w.block_size};
+  Workload out = with_scalars_of(w);
   for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
     if (row >= first && row < first + count) continue;
     out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
@@ -71,6 +80,8 @@ std::tuple<int, std::int64_t, std::int64_t> place_of(const ShrinkStep& step) {
     case Kind::set_offset: return Place{2, 0, 0};
     case Kind::set_chunk_size: return Place{3, 0, 0};
     case Kind::set_block_size: return Place{3, 1, 0};
+    case Kind::set_optional_scalar: return Place{3, 2, 0};
+    case Kind::clear_flag: return Place{3, 3, 0};
     case Kind::set_computed:
     case Kind::set_new_tokens:
     case Kind::set_second_per_row: return Place{4, static_cast<std::int64_t>(step.row), 0};
@@ -151,7 +162,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
                                       [](std::int64_t c) { return c != 0; }) ||
                           w.query_start_loc.back() != w.query_start_loc.front() ||
                           std::any_of(w.second_per_row.begin(), w.second_per_row.end(), [](std::int64_t v) { return v != 0; });
-  if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1 || w.block_size > 1)
+  if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1 || w.block_size > 1 || w.optional_scalar || w.flag)
     steps.push_back({Kind::simplest_values, 0, 0, 0});
 
   // Only differences of query_start_loc are read: move the offset toward 0.
@@ -184,6 +195,13 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
     }
   }
 
+  // An optional scalar: none first (the simplest), then smaller values toward 1 (count 1: a value is given).
+  if (w.optional_scalar) {
+    steps.push_back({Kind::set_optional_scalar, 0, 0, 0});
+    for (std::int64_t value : towards(*w.optional_scalar, 1)) steps.push_back({Kind::set_optional_scalar, 0, 1, value});
+  }
+  if (w.flag) steps.push_back({Kind::clear_flag, 0, 0, 0});
+
   // Per row: computed tokens (same residue first, then any smaller value), then new tokens.
   for (std::size_t row = 0; row < rows; ++row) {
     const std::int64_t c = w.num_computed_tokens[row];
@@ -203,7 +221,7 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   switch (step.kind) {
     case Kind::remove_rows: return without_rows(w, step.row, step.count);
     case Kind::clear_rows: {
-      Workload cleared{w.chunk_size, {}, {w.query_start_loc[0]}, w.dtype, w.block_size};
+      Workload cleared = with_scalars_of(w);
       for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
         const bool clear = row >= step.row && row < step.row + step.count;
         cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
@@ -235,7 +253,19 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
                       std::vector<std::int64_t>(w.query_start_loc.size(), 0),
                       w.dtype,
                       w.block_size == 0 ? 0 : 1,
-                      std::vector<std::int64_t>(w.second_per_row.size(), 0)};
+                      std::vector<std::int64_t>(w.second_per_row.size(), 0),
+                      std::nullopt,
+                      false};
+    case Kind::set_optional_scalar: {
+      Workload smaller = w;
+      smaller.optional_scalar = step.count == 0 ? std::nullopt : std::optional<std::int64_t>(step.value);
+      return smaller;
+    }
+    case Kind::clear_flag: {
+      Workload cleared = w;
+      cleared.flag = false;
+      return cleared;
+    }
     case Kind::narrow_dtype: {
       Workload narrower = w;
       narrower.dtype = Dtype::int32;

@@ -24,6 +24,14 @@ bool Spec::reads_dtype() const {
 void Spec::fill_unread_rows(Workload& workload) const {
   // A second value per row stays empty where it is not read: those workloads are as they always were.
   if (!reads(Slot::second_per_row)) workload.second_per_row.clear();
+  if (!reads(Slot::optional_scalar)) workload.optional_scalar.reset();
+  if (!reads(Slot::flag)) workload.flag = false;
+  if (!reads(Slot::block_size)) workload.block_size = 0;
+  // A spec without offsets has its rows from its values per row: offsets of no tokens, one per row and one more.
+  if (!reads(Slot::offsets)) {
+    workload.query_start_loc.assign(workload.num_computed_tokens.size() + 1, 0);
+    return;
+  }
   if (reads(Slot::per_row)) return;
   workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
 }

@@ -4,10 +4,13 @@ namespace chunkmeta::properties {
 
 std::pair<Workload, Workload> split_batch(const Workload& w, std::size_t split) {
   const auto at = static_cast<std::ptrdiff_t>(split);
-  Workload left{w.chunk_size, {w.num_computed_tokens.begin(), w.num_computed_tokens.begin() + at},
-                {w.query_start_loc.begin(), w.query_start_loc.begin() + at + 1}, w.dtype, w.block_size};
-  Workload right{w.chunk_size, {w.num_computed_tokens.begin() + at, w.num_computed_tokens.end()},
-                 {w.query_start_loc.begin() + at, w.query_start_loc.end()}, w.dtype, w.block_size};
+  // Each half keeps the scalars (chunk and block sizes, the optional scalar, the flag) and the dtype.
+  Workload left = w;
+  Workload right = w;
+  left.num_computed_tokens.assign(w.num_computed_tokens.begin(), w.num_computed_tokens.begin() + at);
+  left.query_start_loc.assign(w.query_start_loc.begin(), w.query_start_loc.begin() + at + 1);
+  right.num_computed_tokens.assign(w.num_computed_tokens.begin() + at, w.num_computed_tokens.end());
+  right.query_start_loc.assign(w.query_start_loc.begin() + at, w.query_start_loc.end());
   if (!w.second_per_row.empty()) {  // a second value per row goes with its row
     left.second_per_row.assign(w.second_per_row.begin(), w.second_per_row.begin() + at);
     right.second_per_row.assign(w.second_per_row.begin() + at, w.second_per_row.end());

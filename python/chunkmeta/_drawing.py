@@ -69,3 +69,13 @@ def array(values, arrays, dtype):
         import torch
         return torch.tensor(values, dtype=getattr(torch, dtype))
     raise ValueError(f"arrays must be 'lists', 'numpy' or 'torch', not {arrays!r}")
+
+
+def drawn_by_chunkmeta(spec, arrays, max_rows, make):
+    """A strategy of ``spec``'s valid workloads drawn by chunkmeta's own C++ generators (the spec
+    folder's value model, stated once): a seed and a size give one workload, ``make(*arguments)``
+    wraps its arguments. Examples shrink by seed and size, toward the small batches of size 0."""
+    from chunkmeta import _chunkmeta  # the extension, imported with the strategy, not with this module
+
+    return st.builds(lambda seed, size: make(*_chunkmeta._drawn_workload(spec, seed, size, arrays, max_rows)),
+                     st.integers(0, 2**64 - 1), st.integers(0, 100))

@@ -25,6 +25,7 @@
 #include "chunkmeta/harness/corpus.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/printable.hpp"
+#include "chunkmeta/harness/shrink.hpp"
 #include "chunkmeta/properties/generators.hpp"
 #include "chunkmeta/properties/tables.hpp"
 #include "module.hpp"
@@ -190,6 +191,14 @@ py::tuple arguments_of(const Spec& spec, ArrayKind kind, const Workload& w) {
   py::tuple arguments(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Slot slot = inputs[i].slot;
+    if (slot == Slot::flag) {
+      arguments[i] = py::bool_(w.flag);
+      continue;
+    }
+    if (slot == Slot::optional_scalar) {
+      arguments[i] = w.optional_scalar ? py::object(py::int_(*w.optional_scalar)) : py::object(py::none());
+      continue;
+    }
     if (!is_array(slot)) {
       arguments[i] = py::int_(scalar_in(w, slot));
       continue;
@@ -582,6 +591,14 @@ std::vector<std::string> edge_classes_of(const std::string& spec_name, const py:
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string name(inputs[i].name);
     if (inputs[i].slot == Slot::rows) continue;
+    if (inputs[i].slot == Slot::flag) {
+      w.flag = py::bool_(arguments[i]);
+      continue;
+    }
+    if (inputs[i].slot == Slot::optional_scalar) {
+      if (!arguments[i].is_none()) w.optional_scalar = to_int64(arguments[i], name.c_str());
+      continue;
+    }
     if (!is_array(inputs[i].slot)) {
       scalar_in(w, inputs[i].slot) = to_int64(arguments[i], name.c_str());
       continue;
@@ -594,6 +611,21 @@ std::vector<std::string> edge_classes_of(const std::string& spec_name, const py:
   return properties::table_of(spec).workload_classes(w);
 }
 
+// A valid workload of `spec` drawn by chunkmeta's own generators (the value
+// model a spec folder states once in C++) from a seed at a RapidCheck size,
+// as fn's arguments; rows past `max_rows` dropped where the rest stays valid.
+// chunkmeta.strategies builds Hypothesis strategies on it.
+py::tuple drawn_workload(const std::string& spec_name, std::uint64_t seed, int size, const std::string& arrays,
+                         std::size_t max_rows) {
+  const Spec& spec = spec_named(spec_name);
+  Workload w = properties::pick(properties::values_of(spec).valid, rc::Random(seed), std::clamp(size, 0, 100));
+  if (w.rows() > max_rows) {
+    Workload fewer = harness::apply(w, {harness::ShrinkStep::Kind::remove_rows, max_rows, w.rows() - max_rows, 0});
+    if (!spec.validate(fewer)) w = std::move(fewer);
+  }
+  return arguments_of(spec, array_kind(arrays), w);
+}
+
 std::vector<std::string> all_edge_classes_of(const std::string& spec) {
   return properties::table_of(spec_named(spec)).classes.front().names;
 }
@@ -603,6 +635,8 @@ std::vector<std::string> all_edge_classes_of(const std::string& spec) {
 void add_door(py::module_& m) {
   m.def("_edge_classes", &edge_classes_of, py::arg("spec"), py::arg("arguments"));
   m.def("_all_edge_classes", &all_edge_classes_of, py::arg("spec"));
+  m.def("_drawn_workload", &drawn_workload, py::arg("spec"), py::arg("seed"), py::arg("size"), py::arg("arrays"),
+        py::arg("max_rows"));
   m.def("_set_timeout_type", [](py::object type) {
     shrink_timeout_type = new py::object(std::move(type));  // kept for the life of the process
   });

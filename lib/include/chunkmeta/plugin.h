@@ -163,6 +163,8 @@ typedef const chunkmeta_plugin_v2* (*chunkmeta_plugin_entry_v2)(void);
 /* One workload of the spec named: its inputs in the spec's order, scalars
  * ("kind": "scalar") in `scalars` and arrays ("kind": "array" or "list") in `arrays` with
  * their lengths; a "rows" input is not passed (the offsets' length tells it).
+ * An "optional" input (an integer or none) is two scalars: 1 and its value,
+ * or 0 and 0 when none is given; a "flag" input is one scalar, 1 or 0.
  * Values are 64-bit so that invalid input arrives as it is. dtype_bits: 32 or
  * 64, the integer type of the engine's tensor for an input that may be int64. */
 typedef struct chunkmeta_workload_v3 {

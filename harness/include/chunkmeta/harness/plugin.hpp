@@ -3,6 +3,8 @@
 // child process unless told otherwise; the fuzz target runs them here).
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,5 +26,12 @@ struct PluginName {
   std::string name;  // empty: every implementation
 };
 PluginName split_plugin_name(const std::string& text);
+
+// ABI version 3's scalars of a workload, in the spec's order: an integer
+// input as itself, an optional one as two (1 and its value, or 0 and 0 when
+// none is given), a flag as 1 or 0. A "rows" input is not passed.
+std::vector<std::int64_t> abi_scalars(const Spec& spec, const Workload& workload);
+// The other way (a plugin's side): the scalars into the workload's slots; those past the end are left as they are.
+void read_abi_scalars(const Spec& spec, std::span<const std::int64_t> scalars, Workload& workload);
 
 }  // namespace chunkmeta::harness

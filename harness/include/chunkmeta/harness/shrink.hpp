@@ -24,8 +24,10 @@ struct ShrinkStep {
   // narrow_dtype: int64 offsets to int32, the engine's usual (last: the simplest change).
   // set_block_size: the second scalar (Workload::block_size) smaller; like set_chunk_size, keeping
   //   whichever of the two was a multiple of the other so.
+  // set_optional_scalar: none (count 0), or `value` (count 1); clear_flag: the flag false.
   enum class Kind { cut_new_tokens, remove_rows, clear_rows, simplest_values, set_offset, set_chunk_size,
-                    set_block_size, set_computed, set_new_tokens, narrow_dtype, set_second_per_row };
+                    set_block_size, set_computed, set_new_tokens, narrow_dtype, set_second_per_row,
+                    set_optional_scalar, clear_flag };
   Kind kind{};
   std::size_t row = 0;    // first row (remove_rows, clear_rows) or the row edited
   std::size_t count = 0;  // rows removed or cleared
@@ -45,7 +47,7 @@ inline constexpr std::size_t kManyRows = 1024;
 // per row); then every value at its simplest at once; then q[0] moved toward 0, a smaller chunk
 // size, then smaller computed tokens (same residue first), fewer new tokens
 // and a smaller second value (toward 0) per row. Each step strictly decreases (rows, q[0], C, the block size, computed, new tokens),
-// so repeated shrinking terminates; chunk sizes that would multiply the
+// so repeated shrinking terminates (an optional scalar goes to none or a smaller value, a flag to false); chunk sizes that would multiply the
 // number of chunks by more than 4 (or grow it past 65,536) are
 // skipped, so a step never costs much more than the failure.
 std::vector<ShrinkStep> shrink_steps(const Workload& workload);

@@ -115,9 +115,11 @@ class Spec {
   std::string_view field(Slot slot) const;  // its name, or ""
   bool reads_dtype() const;  // an input may be int64 (Workload::dtype is sent)
   // A workload read from outside (the wire, the C ABI, Python's arguments, fuzz
-  // bytes) gets zeros per row when the spec reads no per-row values: every
-  // workload has one per row (the shrinker and printing rely on it). A second
-  // value per row is left empty when the spec reads none.
+  // bytes) gets zeros per row when the spec reads no per-row values, and
+  // offsets of no tokens (one per row and one more) when it reads no offsets:
+  // every workload has one value per row and rows + 1 offsets (the shrinker and
+  // printing rely on it). Other slots the spec does not read are at their
+  // defaults (no second value per row, no optional scalar, no flag, block size 0).
   void fill_unread_rows(Workload& workload) const;
   // The dtype an output has for `workload`: "int32" or "int64".
   std::string_view dtype_of(const OutputArray& output, const Workload& workload) const;

@@ -1,9 +1,10 @@
 // The family's one input domain: a chunk size, cumulative offsets of each
 // row's tokens (Mamba's query_start_loc, FLA's cu_seqlens), and for the specs
 // that read them one or two values per row (Mamba's computed tokens, a
-// checkpoint offset) and a second scalar (a cache's block size). A spec names the fields it reads
-// (Spec::inputs); the run loop, the shrinker, the wire and reports move them
-// without knowing which spec they belong to.
+// checkpoint offset), a second scalar (a cache's block size), an optional
+// scalar (an alignment a backend may not have) and a flag. A spec names the
+// fields it reads (Spec::inputs); the run loop, the shrinker, the wire and
+// reports move them without knowing which spec they belong to.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,11 @@ struct Workload {
   // A second value per row (Slot::second_per_row: a checkpoint offset, say);
   // empty for a spec that does not read one (so those workloads are as before).
   std::vector<std::int64_t> second_per_row{};
+  // An optional scalar (Slot::optional_scalar): none given, or a value (any:
+  // the spec's validation judges it); none for a spec that does not read one.
+  std::optional<std::int64_t> optional_scalar{};
+  // A flag (Slot::flag); false for a spec that does not read one.
+  bool flag = false;
 
   std::size_t rows() const { return num_computed_tokens.size(); }
   friend bool operator==(const Workload&, const Workload&) = default;
@@ -49,9 +55,17 @@ enum class Slot : std::uint8_t {
   offsets,     // Workload::query_start_loc: rows + 1 cumulative offsets
   rows,        // the number of rows: an argument some engine functions take, never sent
   second_per_row,  // Workload::second_per_row: a second value per row (sent after the offsets)
+  optional_scalar,  // Workload::optional_scalar: an integer or none (JSON null, Python None)
+  flag,             // Workload::flag: a boolean (JSON and Python true/false)
 };
+// The names of the slots, as `chunkmeta specs --json` writes them.
+std::string_view to_string(Slot slot) noexcept;
 inline constexpr bool is_array(Slot slot) {
   return slot == Slot::per_row || slot == Slot::offsets || slot == Slot::second_per_row;
+}
+// Slots holding one integer (the optional scalar and the flag are not: their doors write null and booleans).
+inline constexpr bool is_integer_scalar(Slot slot) {
+  return slot == Slot::chunk_size || slot == Slot::block_size || slot == Slot::rows;
 }
 inline std::int64_t& scalar_in(Workload& w, Slot slot) { return slot == Slot::block_size ? w.block_size : w.chunk_size; }
 inline std::int64_t scalar_in(const Workload& w, Slot slot) {
