@@ -9,13 +9,12 @@
 // Adding a spec: its folder, a line here, and its folder in specs/CMakeLists.txt.
 #pragma once
 
-#define CHUNKMETA_SPEC_FOLDERS(X) X(mamba) X(fla) X(mamba_checkpoint_plan) X(conv1d_program_map) X(local_attn_virtual_batches) X(mamba_packed_grid) X(mamba_checkpointed_chunks)
+#define CHUNKMETA_SPEC_FOLDERS(X) X(mamba) X(fla) X(mamba_checkpoint_plan) X(conv1d_program_map) X(local_attn_virtual_batches) X(mamba_packed_grid) X(mamba_checkpointed_chunks) X(mamba_prefill_checkpoints)
 
-// Folders whose library and drop-ins are in and whose Spec is not yet (the
-// prefill checkpoint planner's workload has an optional scalar and a flag,
-// which the seam cannot describe yet). They define python::add_<folder>(module)
-// only, and move to the list above once their Spec is in.
-#define CHUNKMETA_LIBRARY_ONLY_FOLDERS(X) X(mamba_prefill_checkpoints)
+// Folders whose library and drop-ins are in and whose Spec is not yet (none
+// today): they define python::add_<folder>(module) only, and move to the
+// list above once their Spec is in.
+#define CHUNKMETA_LIBRARY_ONLY_FOLDERS(X)
 
 // The spec a workload that names none means (the protocol's first spec):
 // its workloads and answers are spelled without "spec" on the wire, and the

@@ -1,6 +1,8 @@
 """The prefill checkpoint planner's drop-in, compute_mamba_prefill_checkpoints:
 the contract's worked examples in every kind of input, out=, the rules named,
-and the same answers as the planner ported from vLLM on random plans."""
+and the same answers as the planner ported from vLLM on random plans; then
+check(spec="mamba.prefill_checkpoints") on the drop-in, the port, and every
+slip of the change, and the strategy drawn by chunkmeta's own generators."""
 
 import random
 
@@ -9,6 +11,9 @@ import pytest
 import torch
 
 import chunkmeta
+import mutants
+from chunkmeta import strategies
+from hypothesis import HealthCheck, given, settings
 from vllm_prefill_checkpoints import compute_mamba_prefill_checkpoints as vllm_planner
 
 S, N = [20, 20, 37], [20, 12, 37]
@@ -81,3 +86,49 @@ def test_answers_as_the_planner_ported_from_vllm_on_random_plans():
         assert as_lists(ours) == theirs, (s, n, H, M, alignment, eagle)
         checkpoints += sum(1 for o in theirs[0] if o > 0)
     assert checkpoints > 1000
+
+
+SPEC = "mamba.prefill_checkpoints"
+
+
+@pytest.mark.parametrize("fn", [chunkmeta.compute_mamba_prefill_checkpoints, vllm_planner], ids=["drop-in", "vllm-port"])
+def test_check_verifies_the_drop_in_and_the_planner_ported_from_vllm(fn):
+    summary = chunkmeta.check(fn, spec=SPEC, cases=300, seed=1)
+    assert summary.passed
+
+
+def test_check_calls_fn_with_the_builders_arguments():
+    calls = []
+
+    def recording(seq_lens, query_lens, hash_block_size, mamba_block_size, checkpoint_alignment, drop_eagle_block):
+        calls.append((type(seq_lens), type(query_lens), type(hash_block_size), type(checkpoint_alignment),
+                      type(drop_eagle_block)))
+        return vllm_planner(seq_lens, query_lens, hash_block_size, mamba_block_size, checkpoint_alignment,
+                            drop_eagle_block)
+
+    chunkmeta.check(recording, spec=SPEC, cases=50, min_cases=50, seed=2)
+    kinds = set(calls)
+    assert {k[:3] for k in kinds} == {(list, list, int)} and {k[4] for k in kinds} == {bool}
+    assert {k[3] for k in kinds} == {int, type(None)}
+
+
+def test_check_shows_a_planner_that_ignores_the_eagle_block_with_a_minimal_counterexample(tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(mutants.plan_eagle_block_ignored, spec=SPEC, seed=3, corpus=[], fail_fast=True,
+                        report_dir=tmp_path)
+    message = str(failed.value)
+    assert "spec='mamba.prefill_checkpoints'" in message and "minimal (1 row)" in message
+
+
+@pytest.mark.parametrize("name", mutants.PREFILL_CHECKPOINTS_SLIPS)
+def test_every_slip_of_the_planner_is_caught(name, tmp_path):
+    with pytest.raises(chunkmeta.CheckFailed):
+        chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)
+
+
+@settings(max_examples=300, database=None, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
+@given(strategies.prefill_checkpoints_workloads())
+def test_the_strategy_draws_what_the_builder_passes_and_the_drop_in_plans_it_as_the_port(workload):
+    assert isinstance(workload.seq_lens, list) and isinstance(workload.drop_eagle_block, bool)
+    assert len(workload.seq_lens) == len(workload.query_lens) <= 64
+    assert as_lists(chunkmeta.compute_mamba_prefill_checkpoints(*workload)) == vllm_planner(*workload)

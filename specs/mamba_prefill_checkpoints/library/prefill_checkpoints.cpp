@@ -60,7 +60,7 @@ std::optional<Error> short_buffer(const Buffers& out, std::int64_t rows) noexcep
 
 }  // namespace
 
-std::optional<Error> validate(const View& view) noexcept {
+std::optional<Error> validate(const View& view, const Limits& limits) noexcept {
   if (auto error = check_scalar("hash_block_size", view.hash_block_size)) return error;
   if (auto error = check_scalar("mamba_block_size", view.mamba_block_size)) return error;
   if (view.checkpoint_alignment) {
@@ -76,6 +76,7 @@ std::optional<Error> validate(const View& view) noexcept {
     if (view.seq_lens[i] < view.query_lens[i])
       return Error{ErrorCode::below_minimum, kSeqLens, at, view.seq_lens[i], view.query_lens[i]};
   }
+  if (rows > detail::chunk_cap(limits)) return detail::output_too_large(rows, detail::chunk_cap(limits));
   return std::nullopt;
 }
 

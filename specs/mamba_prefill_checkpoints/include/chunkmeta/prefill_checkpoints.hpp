@@ -51,8 +51,9 @@ struct Buffers {
 // least 1 (not_positive) and at most 2^31-1; query_lens of B entries
 // (length_mismatch); then per row: seq_lens[i] and query_lens[i] in
 // [0, 2^31-1] (negative_value, value_too_large), and a sequence no shorter
-// than its query (below_minimum on seq_lens, bound query_lens[i]).
-std::optional<Error> validate(const View& view) noexcept;
+// than its query (below_minimum on seq_lens, bound query_lens[i]); last,
+// the size cap: more rows than `limits` allows entries is output_too_large.
+std::optional<Error> validate(const View& view, const Limits& limits = {}) noexcept;
 
 // The contract's rule, condition by condition, in 64-bit arithmetic.
 Result<Checkpoints> reference(const View& view);
