@@ -7,13 +7,21 @@
 #   tools/coverage.sh                 both tables (about 6 minutes on 2 cores)
 #   tools/coverage.sh --corpus-only   the corpus table alone, building only the
 #                                     replaying programs (CI's coverage stage, about a minute)
+#   tools/coverage.sh --spec FOLDER REGEX
+#                                     one spec folder's library (specs/FOLDER/library and
+#                                     include) covered by the tests ctest -R REGEX selects: a
+#                                     lower bound of the whole suite's figure, in minutes
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 corpus_only=false
+spec_folder=""
 case "${1:-}" in
   --corpus-only) corpus_only=true ;;
+  --spec)
+    [ $# -eq 3 ] || { echo "usage: $0 --spec FOLDER REGEX" >&2; exit 2; }
+    spec_folder=$2 tests_regex=$3 ;;
   "") ;;
-  *) echo "usage: $0 [--corpus-only]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--corpus-only | --spec FOLDER REGEX]" >&2; exit 2 ;;
 esac
 build=build/coverage
 cmake --preset coverage >/dev/null
@@ -35,6 +43,7 @@ while IFS= read -r binary; do binaries+=("$binary"); done < <(
   fi | sort)
 objects=("${binaries[0]}")
 sources=("$PWD/lib" "$PWD"/specs/*/library "$PWD"/specs/*/include)
+[ -n "$spec_folder" ] && sources=("$PWD/specs/$spec_folder/library" "$PWD/specs/$spec_folder/include")
 for binary in "${binaries[@]:1}"; do objects+=("-object=$binary"); done
 
 report() {
@@ -50,12 +59,16 @@ report() {
   local skipped
   skipped=$(grep -c 'warning: .*profraw' "$build/$name.merge.log" || true)
   echo "($name: $skipped of $(find "$profiles" -name '*.profraw' | wc -l) profiles skipped, cut short by a kill; $build/$name.merge.log)"
-  echo "=== library coverage (lib/, specs/*/library, specs/*/include): $name ==="
+  echo "=== library coverage (${sources[*]#"$PWD"/}): $name ==="
   llvm-cov report "${objects[@]}" -instr-profile="$build/$name.profdata" "${sources[@]}"
   llvm-cov export -format=text "${objects[@]}" -instr-profile="$build/$name.profdata" "${sources[@]}" |
     python3 tools/coverage_summary.py
 }
 
+if [ -n "$spec_folder" ]; then
+  report "spec-$spec_folder" -R "$tests_regex"
+  exit 0
+fi
 $corpus_only || report "every-test"
 report "corpus-only" -R '^(Corpus|Fuzz)\.'
 echo "Line-by-line: llvm-cov show ${objects[*]} -instr-profile=$build/corpus-only.profdata ${sources[*]}"
