@@ -315,7 +315,7 @@ std::vector<std::int64_t> abi_scalars(const Spec& spec, const Workload& w) {
       scalars.push_back(w.optional_scalar.value_or(0));
     } else if (input.slot == Slot::flag) {
       scalars.push_back(w.flag ? 1 : 0);
-    } else if (is_integer_scalar(input.slot) && input.slot != Slot::rows) {
+    } else if (is_integer_scalar(input.slot)) {
       scalars.push_back(scalar_in(w, input.slot));
     }
   }
@@ -339,7 +339,7 @@ void read_abi_scalars(const Spec& spec, std::span<const std::int64_t> scalars, W
       std::int64_t flag = w.flag ? 1 : 0;
       take(flag);
       w.flag = flag != 0;
-    } else if (is_integer_scalar(input.slot) && input.slot != Slot::rows) {
+    } else if (is_integer_scalar(input.slot)) {
       take(scalar_in(w, input.slot));
     }
   }

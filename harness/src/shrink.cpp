@@ -23,18 +23,9 @@ std::int64_t new_tokens(const Workload& w, std::size_t row) {
   return w.query_start_loc[row + 1] - w.query_start_loc[row];
 }
 
-// A workload of no rows with `w`'s scalars (the chunk and block sizes, the optional scalar, the flag), dtype and q[0].
-Workload with_scalars_of(const Workload& w) {
-  Workload out = w;
-  out.num_computed_tokens.clear();
-  out.query_start_loc.assign(1, w.query_start_loc[0]);
-  out.second_per_row.clear();
-  return out;
-}
-
 // Removes rows [first, first + count), closing the gap in query_start_loc.
 Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
-  Workload out = with_scalars_of(w);
+  Workload out = empty_like(w);
   for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
     if (row >= first && row < first + count) continue;
     out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
@@ -221,7 +212,7 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   switch (step.kind) {
     case Kind::remove_rows: return without_rows(w, step.row, step.count);
     case Kind::clear_rows: {
-      Workload cleared = with_scalars_of(w);
+      Workload cleared = empty_like(w);
       for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
         const bool clear = row >= step.row && row < step.row + step.count;
         cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);

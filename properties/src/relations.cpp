@@ -5,8 +5,8 @@ namespace chunkmeta::properties {
 std::pair<Workload, Workload> split_batch(const Workload& w, std::size_t split) {
   const auto at = static_cast<std::ptrdiff_t>(split);
   // Each half keeps the scalars (chunk and block sizes, the optional scalar, the flag) and the dtype.
-  Workload left = w;
-  Workload right = w;
+  Workload left = empty_like(w);
+  Workload right = empty_like(w);
   left.num_computed_tokens.assign(w.num_computed_tokens.begin(), w.num_computed_tokens.begin() + at);
   left.query_start_loc.assign(w.query_start_loc.begin(), w.query_start_loc.begin() + at + 1);
   right.num_computed_tokens.assign(w.num_computed_tokens.begin() + at, w.num_computed_tokens.end());

@@ -17,8 +17,8 @@ namespace {
 using rc::Gen;
 namespace gen = rc::gen;
 
-constexpr std::int64_t floor_div(std::int64_t x, std::int64_t d) { return x >= 0 ? x / d : -((-x + d - 1) / d); }
-constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t d) { return -floor_div(-x, d); }
+using harness::ceil_div;
+using harness::floor_div;
 
 struct Scalars {
   std::int64_t H = 1;
@@ -319,7 +319,7 @@ std::vector<std::string> planner_edge_classes(const Workload& w) {
     const std::int64_t s = w.num_computed_tokens[i];
     const std::int64_t n = w.second_per_row[i];
     const std::int64_t a = s - n;
-    const std::int64_t p = std::max(floor_div(s - 1, H) * H - (w.flag ? H : 0), std::int64_t{0});
+    const std::int64_t p = harness::checkpoint_position(s, H, w.flag);
     const std::int64_t col = ceil_div(s, M) - 2;
     const std::int64_t initial = floor_div(a - 1, M);
     const bool placed = a % H == 0 && col > initial && a + H <= p && a < p && p < s;  // all but the alignment

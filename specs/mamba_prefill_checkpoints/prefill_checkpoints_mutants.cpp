@@ -1,8 +1,6 @@
 // The prefill checkpoint planner's slips (specs/mamba_prefill_checkpoints),
 // each the contract's rule rewritten wrong one way, for the mutant catalogue:
 // the slips a port of vLLM's compute_mamba_prefill_checkpoints invites.
-#include <algorithm>
-
 #include "mutants.hpp"
 #include "prefill_checkpoints_spec.hpp"
 
@@ -20,8 +18,6 @@ enum class PlanSlip {
   int32_block_count,          // ceil(s / M) as (s + M - 1) / M in int32, which wraps within M of 2^31
 };
 
-constexpr std::int64_t floor_div(std::int64_t x, std::int64_t d) { return x >= 0 ? x / d : -((-x + d - 1) / d); }
-
 harness::Outcome plan_with(PlanSlip slip, const Workload& w) {
   if (auto error = harness::prefill_checkpoints_spec().validate(w)) return *error;
   const std::int64_t H = w.chunk_size;
@@ -33,12 +29,12 @@ harness::Outcome plan_with(PlanSlip slip, const Workload& w) {
   for (std::size_t i = 0; i < w.rows(); ++i) {
     const std::int64_t s = w.num_computed_tokens[i];
     const std::int64_t a = s - w.second_per_row[i];
-    const std::int64_t p = std::max(floor_div(s - 1, H) * H - (eagle ? H : 0), std::int64_t{0});
+    const std::int64_t p = harness::checkpoint_position(s, H, eagle);
     const std::int64_t blocks = slip == PlanSlip::int32_block_count
                                     ? static_cast<std::int32_t>(s + M - 1) / M  // wraps past 2^31-1
                                     : (s + M - 1) / M;
     const std::int64_t col = blocks - 2;
-    const bool past_initial = slip == PlanSlip::initial_block_rule_dropped || col > floor_div(a - 1, M);
+    const bool past_initial = slip == PlanSlip::initial_block_rule_dropped || col > harness::floor_div(a - 1, M);
     const bool valid = alignment && a % H == 0 && past_initial && a + H <= p && a < p && p < s && (p - a) % *alignment == 0;
     out[0].push_back(static_cast<std::int32_t>(valid ? p - a : 0));
     out[1].push_back(static_cast<std::int32_t>(valid ? col + (slip == PlanSlip::column_one_block_late ? 1 : 0) : -1));

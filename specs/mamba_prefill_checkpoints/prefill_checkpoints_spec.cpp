@@ -9,9 +9,9 @@
 
 #include <algorithm>
 
-#include "chunkmeta/checkpointed_chunks.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/violation.hpp"
+#include "mamba_checkpointed_chunks/checkpointed_chunks_spec.hpp"
 
 namespace chunkmeta::harness {
 namespace {
@@ -20,8 +20,6 @@ using prefill_checkpoints::Checkpoints;
 
 enum Output : std::size_t { checkpoint_offsets, checkpoint_cols };
 
-constexpr std::int64_t floor_div(std::int64_t x, std::int64_t d) { return x >= 0 ? x / d : -((-x + d - 1) / d); }
-constexpr std::int64_t ceil_div(std::int64_t x, std::int64_t d) { return -floor_div(-x, d); }
 std::int64_t row_of(std::size_t i) { return static_cast<std::int64_t>(i); }
 
 // Invariant 5, for a valid workload: a row's checkpoint lies on the hash grid strictly inside its query, at
@@ -56,7 +54,7 @@ std::optional<InvariantViolation> plan_invariants(const Workload& w, const Array
       return Violation(5, "inside the query", row, -1) << "row " << i << " plans offset " << o
                                                        << ", not strictly inside its query of " << n << " new tokens";
     const std::int64_t p = a_i + o;
-    const std::int64_t last = std::max(floor_div(s - 1, H) * H - (w.flag ? H : 0), std::int64_t{0});
+    const std::int64_t last = checkpoint_position(s, H, w.flag);
     if (p % H != 0 || p != last)
       return Violation(5, "position", row, -1) << "row " << i << " plans its checkpoint at token " << p
                                                << "; the last hash-block boundary the rule allows (H = " << H
@@ -82,10 +80,8 @@ std::optional<InvariantViolation> plan_invariants(const Workload& w, const Array
     const std::int64_t n = w.second_per_row[i];
     // The chunk size H where that stays small (a cut at each hash block), else one chunk per piece.
     const std::int64_t C = n / H <= 4096 ? H : kMaxValue;
-    const Workload one_row{C, {w.num_computed_tokens[i] - n}, {0, n}, Dtype::int32, 0, {o}};
-    const auto view = checkpointed_chunks::View64{one_row.chunk_size, one_row.num_computed_tokens, one_row.query_start_loc,
-                                                  one_row.second_per_row};
-    const auto chunks = checkpointed_chunks::reference(view);
+    const Workload one_row = chunker_workload_of(w, a[checkpoint_offsets], C, i, 1);
+    const auto chunks = checkpointed_chunks::reference(checkpointed_view(one_row));
     if (!chunks.ok())
       return Violation(5, "lockstep", row_of(i), -1) << "the chunker refuses row " << i << "'s plan: " << chunks.error();
     const std::int32_t k = chunks.value().checkpoint_chunk_indices[0];
@@ -270,6 +266,18 @@ Workload planner_workload(std::vector<std::int64_t> seq_lens, std::vector<std::i
   w.optional_scalar = checkpoint_alignment;
   w.flag = drop_eagle_block;
   return w;
+}
+
+Workload chunker_workload_of(const Workload& plan, std::span<const std::int32_t> offsets, std::int64_t chunk_size,
+                             std::size_t first, std::size_t count) {
+  Workload chunker{chunk_size, {}, {0}, Dtype::int32};
+  for (std::size_t i = first; i < plan.rows() && i - first < count; ++i) {
+    const std::int64_t n = plan.second_per_row[i];
+    chunker.num_computed_tokens.push_back(plan.num_computed_tokens[i] - n);
+    chunker.query_start_loc.push_back(chunker.query_start_loc.back() + n);
+    chunker.second_per_row.push_back(i < offsets.size() ? offsets[i] : 0);
+  }
+  return chunker;
 }
 
 }  // namespace chunkmeta::harness

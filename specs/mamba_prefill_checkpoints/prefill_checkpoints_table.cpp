@@ -3,8 +3,6 @@
 // the chunker, is among the invariants), and its relations: no alignment
 // plans nothing, each row is planned on its own (split and join), and the
 // plan fed to the chunker ends a chunk exactly at each planned position.
-#include <algorithm>
-
 #include "chunkmeta/properties/table_helpers.hpp"
 #include "mamba_checkpointed_chunks/checkpointed_chunks_spec.hpp"
 #include "prefill_checkpoints_generators.hpp"
@@ -41,16 +39,9 @@ Property no_alignment_plans_nothing(const Spec& spec, const ValueModel& values) 
       });
 }
 
-// The chunker's workload of a plan: each row's query from a_i = s_i - n_i, packed from 0, at chunk size H (the
-// hash grid), the planned offsets; nullopt when the rows' tokens do not fit one int32 batch or make many chunks.
+// The chunker's workload of the whole plan at C = H (the hash grid), or nullopt when its rows make many chunks.
 std::optional<Workload> chunker_batch(const Workload& plan, const Arrays& planned) {
-  Workload chunker{plan.chunk_size, {}, {0}, harness::Dtype::int32};
-  for (std::size_t i = 0; i < plan.rows(); ++i) {
-    const std::int64_t n = plan.second_per_row[i];
-    chunker.num_computed_tokens.push_back(plan.num_computed_tokens[i] - n);
-    chunker.query_start_loc.push_back(chunker.query_start_loc.back() + n);
-    chunker.second_per_row.push_back(planned[0][i]);
-  }
+  Workload chunker = harness::chunker_workload_of(plan, planned[0], plan.chunk_size);
   const auto chunks = harness::checkpointed_chunks_spec().chunks(chunker);
   if (!chunks || *chunks > (std::int64_t{1} << 16)) return std::nullopt;
   return chunker;

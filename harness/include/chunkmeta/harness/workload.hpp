@@ -63,10 +63,9 @@ std::string_view to_string(Slot slot) noexcept;
 inline constexpr bool is_array(Slot slot) {
   return slot == Slot::per_row || slot == Slot::offsets || slot == Slot::second_per_row;
 }
-// Slots holding one integer (the optional scalar and the flag are not: their doors write null and booleans).
-inline constexpr bool is_integer_scalar(Slot slot) {
-  return slot == Slot::chunk_size || slot == Slot::block_size || slot == Slot::rows;
-}
+// Slots a workload keeps one integer in (the optional scalar and the flag are
+// not: their doors write null and booleans; the rows are counted, not kept).
+inline constexpr bool is_integer_scalar(Slot slot) { return slot == Slot::chunk_size || slot == Slot::block_size; }
 inline std::int64_t& scalar_in(Workload& w, Slot slot) { return slot == Slot::block_size ? w.block_size : w.chunk_size; }
 inline std::int64_t scalar_in(const Workload& w, Slot slot) {
   return slot == Slot::rows ? static_cast<std::int64_t>(w.rows()) : slot == Slot::block_size ? w.block_size : w.chunk_size;
@@ -76,6 +75,19 @@ inline std::vector<std::int64_t>& array_in(Workload& w, Slot slot) {
 }
 inline const std::vector<std::int64_t>& array_in(const Workload& w, Slot slot) {
   return slot == Slot::per_row ? w.num_computed_tokens : slot == Slot::second_per_row ? w.second_per_row : w.query_start_loc;
+}
+
+// A workload of no rows with `w`'s scalars (chunk and block sizes, optional
+// scalar, flag), dtype and first offset: what row edits (a shrink, a split) start from.
+inline Workload empty_like(const Workload& w) {
+  Workload out;
+  out.chunk_size = w.chunk_size;
+  out.query_start_loc.assign(1, w.query_start_loc.empty() ? 0 : w.query_start_loc[0]);
+  out.dtype = w.dtype;
+  out.block_size = w.block_size;
+  out.optional_scalar = w.optional_scalar;
+  out.flag = w.flag;
+  return out;
 }
 
 // The Mamba library's view of a workload, and a workload from its value type.
