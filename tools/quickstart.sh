@@ -12,7 +12,7 @@ preset="${CHUNKMETA_PRESET:-default}"
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm zip unzip libgtest-dev libgmock-dev libbenchmark-dev
           librapidcheck-dev nlohmann-json3-dev libcli11-dev
           python3 python3-torch  # the Python adapter's tests (torch: the int32 tensor path)
-          python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-hypothesis  # the Python package
+          python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-pytest-xdist python3-hypothesis  # the Python package
           python3-build python3-venv python3-pip)  # its wheel, installed into a fresh venv by a test
 
 install_missing_packages() {

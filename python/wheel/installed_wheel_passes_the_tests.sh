@@ -58,7 +58,13 @@ assert chunkmeta.check(reference, cases=50, seed=1, database=None, corpus=[]).pa
 print("ok: without numpy or torch, the drop-ins and check() work on lists")
 PY
 
+# Each test file in one of as many pytest workers as there are cores (pytest-xdist, from Debian's
+# python3-pytest-xdist; without it, one process): ctest runs the same files side by side in the build tree.
+parallel=()
+if "$work/venv/bin/python" -c "import xdist" 2>/dev/null; then
+  parallel=(-n "$(nproc)" --dist loadfile)
+fi
 # conftest.py checks again, inside pytest, that every test uses the venv's package.
 CHUNKMETA_EXPECTED_PACKAGE_ROOT="$work/venv/" CHUNKMETA_REPORT_DIR="$work/reports" PYTHONDONTWRITEBYTECODE=1 \
-  "$work/venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir="$source_dir" \
+  "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "${parallel[@]}" --rootdir="$source_dir" \
   "$source_dir/python/tests" "$source_dir"/specs/*/test_*.py "$source_dir/examples/python/test_engine_chunk_metadata.py"
