@@ -37,17 +37,24 @@ struct Planned {
   std::int64_t col = -1;
 };
 
-Planned plan_row(const View& view, std::size_t i) noexcept {
-  const std::int64_t H = view.hash_block_size;
-  const std::int64_t M = view.mamba_block_size;
-  const std::int64_t s = view.seq_lens[i];
-  const std::int64_t a = s - view.query_lens[i];
-  const std::int64_t p = std::max(floor_div(s - 1, H) * H - (view.drop_eagle_block ? H : 0), std::int64_t{0});
-  const std::int64_t col = ceil_div(s, M) - 2;
-  const std::int64_t alignment = view.checkpoint_alignment.value_or(1);
-  const bool valid = view.checkpoint_alignment.has_value() && a % H == 0 && col > floor_div(a - 1, M) &&
-                     a + H <= p && a < p && p < s && (p - a) % alignment == 0;
-  return valid ? Planned{p - a, col} : Planned{};
+// The fast path's row, the same conditions in the order that rejects soonest:
+// once validated every value is in [0, 2^31 - 1], so a + H and s + M - 1 stay
+// below 2^32 and each quotient is a 32-bit unsigned division (a 64-bit one
+// costs several times more), and a row whose query starts off the hash grid
+// or too late (three rows in four, typically) is settled by one remainder.
+// p < s always holds (p <= s - 1), and a + H <= p implies a < p.
+Planned plan_row(std::uint32_t s, std::uint32_t n, std::uint32_t H, std::uint32_t M, std::uint32_t alignment,
+                 bool drop_eagle_block) noexcept {
+  const std::uint32_t a = s - n;
+  if (s == 0 || a % H != 0) return {};
+  std::uint32_t p = (s - 1) / H * H;
+  if (drop_eagle_block) p = p >= H ? p - H : 0;
+  if (a + H > p || (p - a) % alignment != 0) return {};
+  const std::int64_t col = static_cast<std::int64_t>((s + (M - 1)) / M) - 2;
+  // floor((a - 1) / M) is -1 for a query starting at 0.
+  const std::int64_t initial_block = a == 0 ? -1 : static_cast<std::int64_t>((a - 1) / M);
+  if (col <= initial_block) return {};
+  return Planned{static_cast<std::int64_t>(p - a), col};
 }
 
 std::optional<Error> short_buffer(const Buffers& out, std::int64_t rows) noexcept {
@@ -123,8 +130,17 @@ Result<std::int64_t> checkpoints_into(const View& view, const Buffers& out) noex
   if (auto error = validate(view)) return *error;
   const auto rows = static_cast<std::int64_t>(view.seq_lens.size());
   if (auto error = short_buffer(out, rows)) return *error;
+  if (!view.checkpoint_alignment) {  // the backend cannot export: nothing planned
+    std::fill_n(out.checkpoint_offsets.begin(), rows, 0);
+    std::fill_n(out.checkpoint_cols.begin(), rows, -1);
+    return rows;
+  }
+  const auto H = static_cast<std::uint32_t>(view.hash_block_size);
+  const auto M = static_cast<std::uint32_t>(view.mamba_block_size);
+  const auto alignment = static_cast<std::uint32_t>(*view.checkpoint_alignment);
   for (std::size_t i = 0; i < view.seq_lens.size(); ++i) {
-    const Planned planned = plan_row(view, i);
+    const Planned planned = plan_row(static_cast<std::uint32_t>(view.seq_lens[i]), static_cast<std::uint32_t>(view.query_lens[i]),
+                                     H, M, alignment, view.drop_eagle_block);
     out.checkpoint_offsets[i] = static_cast<std::int32_t>(planned.offset);
     out.checkpoint_cols[i] = planned.col;
   }
