@@ -1,8 +1,9 @@
 // Where a prefill may export its internal checkpoint
 // (specs/mamba_prefill_checkpoints): validation, the contract's rule ported
-// condition by condition, and the one-pass writer. 64-bit arithmetic with
-// floor division throughout: floor((a - 1) / M) is -1 for a query starting
-// at 0, and s + M leaves int32 for s near 2^31.
+// condition by condition, and the one-pass writer. The reference divides in
+// 64 bits with floor division (floor((a - 1) / M) is -1 for a query starting
+// at 0, and s + M leaves int32 for s near 2^31); the writer in unsigned 32
+// bits, which the validated range allows (plan_row).
 #include "chunkmeta/prefill_checkpoints.hpp"
 
 #include <algorithm>
@@ -41,7 +42,7 @@ struct Planned {
 // once validated every value is in [0, 2^31 - 1], so a + H and s + M - 1 stay
 // below 2^32 and each quotient is a 32-bit unsigned division (a 64-bit one
 // costs several times more), and a row whose query starts off the hash grid
-// or too late (three rows in four, typically) is settled by one remainder.
+// is settled by one remainder.
 // p < s always holds (p <= s - 1), and a + H <= p implies a < p.
 Planned plan_row(std::uint32_t s, std::uint32_t n, std::uint32_t H, std::uint32_t M, std::uint32_t alignment,
                  bool drop_eagle_block) noexcept {
