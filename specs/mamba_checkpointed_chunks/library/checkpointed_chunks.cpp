@@ -190,19 +190,21 @@ Result<Chunks> reference(const View64& view, const Limits& limits) {
   Chunks result;
   result.cu_chunk_seqlen.clear();
   std::int64_t pos = 0;
+  std::vector<std::int64_t> cuts;    // each row's, reused: the oracle runs on every case of the suite
+  std::vector<std::int64_t> starts;
   for (std::size_t i = 0; i < view.num_computed_tokens.size(); ++i) {
     const std::int64_t c = view.num_computed_tokens[i];
     const std::int64_t n = view.query_start_loc[i + 1] - view.query_start_loc[i];
     const std::int64_t o = view.checkpoint_offsets[i];
-    // Step 1: the row's cut points inside (c, c + n): every multiple of C, and the checkpoint c + o.
-    std::vector<std::int64_t> cuts;
+    // Step 1: the row's cut points inside (c, c + n), in order and once each: every multiple of C, and
+    // the checkpoint c + o (inserted in its place among them).
+    cuts.clear();
     for (std::int64_t m = (c / C + 1) * C; m < c + n; m += C) cuts.push_back(m);
-    if (o > 0) cuts.push_back(c + o);
-    std::sort(cuts.begin(), cuts.end());
+    if (o > 0) cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), c + o), c + o);
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     // Step 2: the pieces between c, the cuts and c + n; a row without new tokens off the grid keeps
     // Mamba's empty realigning chunk.
-    std::vector<std::int64_t> starts;
+    starts.clear();
     if (n == 0) {
       if (c % C != 0) starts.push_back(c);
     } else {
