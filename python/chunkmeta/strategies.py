@@ -10,14 +10,13 @@ own properties over code that consumes chunk metadata::
         ...
 
 Each spec folder ships its own (specs/<name>/<name>_strategies.py, copied
-into chunkmeta/_strategies): they draw the same edge classes as chunkmeta's
-own generators for that spec, and this module exports them all, with
-``workloads(spec)`` for any spec by name. Every workload drawn is valid.
-Batches of up to 32 rows are drawn row by row (each row shrinks on its own);
-larger ones, up to the strategy's limit, are laid out from a drawn seed with
-the same distributions (they shrink by seed and size), as Hypothesis keeps
-each example's data small. Hypothesis is imported with this module, never by
-``import chunkmeta``.
+into chunkmeta/_strategies), drawn by chunkmeta's own C++ generators for that
+spec: the same value model and edge classes as the property suite, stated
+once. This module exports them all, with ``workloads(spec)`` for any spec by
+name. Every workload drawn is valid. A failing example shrinks to the fewest
+rows of its batch that still fail (a window of rows, where the rows kept
+stay valid), then by the seed and the size it was drawn at. Hypothesis is
+imported with this module, never by ``import chunkmeta``.
 """
 
 import importlib

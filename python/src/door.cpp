@@ -613,16 +613,22 @@ std::vector<std::string> edge_classes_of(const std::string& spec_name, const py:
 
 // A valid workload of `spec` drawn by chunkmeta's own generators (the value
 // model a spec folder states once in C++) from a seed at a RapidCheck size,
-// as fn's arguments; rows past `max_rows` dropped where the rest stays valid.
-// chunkmeta.strategies builds Hypothesis strategies on it.
+// as fn's arguments: the rows past `max_rows` dropped, then its first
+// `drop_front` and last `drop_back` rows (chunkmeta.strategies draws them so
+// that Hypothesis shrinks a batch to its failing rows), each where the rows
+// kept stay valid.
 py::tuple drawn_workload(const std::string& spec_name, std::uint64_t seed, int size, const std::string& arrays,
-                         std::size_t max_rows) {
+                         std::size_t max_rows, std::size_t drop_front, std::size_t drop_back) {
   const Spec& spec = spec_named(spec_name);
   Workload w = properties::pick(properties::values_of(spec).valid, rc::Random(seed), std::clamp(size, 0, 100));
-  if (w.rows() > max_rows) {
-    Workload fewer = harness::apply(w, {harness::ShrinkStep::Kind::remove_rows, max_rows, w.rows() - max_rows, 0});
+  const auto drop_if_valid = [&](std::size_t row, std::size_t count) {
+    if (count == 0) return;
+    Workload fewer = harness::apply(w, {harness::ShrinkStep::Kind::remove_rows, row, count, 0});
     if (!spec.validate(fewer)) w = std::move(fewer);
-  }
+  };
+  if (w.rows() > max_rows) drop_if_valid(max_rows, w.rows() - max_rows);
+  drop_if_valid(0, std::min(drop_front, w.rows()));
+  drop_if_valid(w.rows() - std::min(drop_back, w.rows()), std::min(drop_back, w.rows()));
   return arguments_of(spec, array_kind(arrays), w);
 }
 
@@ -636,7 +642,7 @@ void add_door(py::module_& m) {
   m.def("_edge_classes", &edge_classes_of, py::arg("spec"), py::arg("arguments"));
   m.def("_all_edge_classes", &all_edge_classes_of, py::arg("spec"));
   m.def("_drawn_workload", &drawn_workload, py::arg("spec"), py::arg("seed"), py::arg("size"), py::arg("arrays"),
-        py::arg("max_rows"));
+        py::arg("max_rows"), py::arg("drop_front") = 0, py::arg("drop_back") = 0);
   m.def("_set_timeout_type", [](py::object type) {
     shrink_timeout_type = new py::object(std::move(type));  // kept for the life of the process
   });

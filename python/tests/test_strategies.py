@@ -69,3 +69,46 @@ def test_names_the_specs_it_draws_when_asked_for_another():
 
 def test_every_registered_spec_has_a_strategy_of_its_workloads():
     assert sorted(strategies.specs()) == sorted(chunkmeta.SPECS)
+
+
+def rows_of(spec, workload):
+    """A workload's rows, from its spec's arguments: the per-row array's length, else the offsets' less one."""
+    inputs = chunkmeta._DESCRIPTIONS[spec]["inputs"]
+    by_slot = {argument["slot"]: value for argument, value in zip(inputs, workload)}
+    return len(by_slot["per_row"]) if "per_row" in by_slot else len(by_slot["offsets"]) - 1
+
+
+def minimal(strategy, condition):
+    return hypothesis.find(strategy, condition, settings=hsettings(max_examples=2000, database=None, deadline=None))
+
+
+@pytest.mark.parametrize("spec", strategies.specs())
+def test_an_example_that_fails_on_its_batch_size_shrinks_to_that_many_rows(spec):
+    assert rows_of(spec, minimal(strategies.workloads(spec), lambda w: rows_of(spec, w) >= 3)) == 3
+
+
+def test_an_example_that_fails_on_one_long_row_shrinks_to_that_row():
+    def has_a_long_row(w):
+        q = w.query_start_loc_p_cpu
+        return any(q[i + 1] - q[i] >= 1000 for i in range(w.num_prefills))
+
+    assert minimal(strategies.mamba_workloads(), has_a_long_row).num_prefills == 1
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_fla_workloads_are_of_the_dtype_asked_for(dtype):
+    @quiet
+    @given(strategies.fla_workloads(arrays="numpy", dtype=dtype))
+    def drawn(workload):
+        assert str(workload.cu_seqlens.dtype) == dtype
+
+    drawn()
+
+
+def test_a_chunk_size_strategy_draws_what_the_generators_draw_for_valid_workloads():
+    @quiet
+    @given(strategies.chunk_sizes(), strategies.fla_chunk_sizes(), strategies.packed_grid_chunk_sizes())
+    def drawn(mamba, fla, packed):
+        assert all(isinstance(size, int) and 1 <= size <= 2**31 - 1 for size in (mamba, fla, packed))
+
+    drawn()
