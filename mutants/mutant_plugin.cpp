@@ -1,11 +1,14 @@
 // Test-only plugin: the mutant catalogue behind the C ABI of <chunkmeta/plugin.h>
 // (version 3: each implementation names its spec), one implementation per
 // mutant (select one with plugin:PATH#NAME), to prove the plugin door catches
-// each slip like the built-in door does.
+// each slip like the built-in door does; and, through the same table,
+// mutants/mutants.py's Python functions (the slips stated once, in C++).
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/plugin.hpp"
 #include "chunkmeta/plugin.h"
 #include "mutants.hpp"
@@ -85,4 +88,16 @@ CHUNKMETA_PLUGIN_EXPORT const chunkmeta_plugin_v3* chunkmeta_get_plugin_v3(void)
   static const chunkmeta_plugin_v3 plugin = {CHUNKMETA_PLUGIN_ABI_VERSION_3, static_cast<std::uint32_t>(table.size()),
                                              table.data()};
   return &plugin;
+}
+
+// What the C ABI's table does not say of each mutant, for mutants/mutants.py: one JSON object per
+// implementation of the table, in its order ({"name", "slip_of_validation"}).
+CHUNKMETA_PLUGIN_EXPORT const char* chunkmeta_mutants_json(void) {
+  static const std::string text = [] {
+    chunkmeta::harness::Json all = chunkmeta::harness::Json::array();
+    for (const auto& mutant : chunkmeta::mutants::catalogue())
+      all.push_back({{"name", mutant.implementation.name}, {"slip_of_validation", mutant.slip_of_validation}});
+    return all.dump();
+  }();
+  return text.c_str();
 }

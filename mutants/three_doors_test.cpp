@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -92,6 +93,10 @@ Caught run_check_door(const harness::Spec& spec, const std::string& name, const 
   caught.actual = line.at("actual").get<std::string>();
   return caught;
 }
+
+// mutants/mutants.py calls the slips through the mutant plugin: set before any process is started (the
+// Python doors, started through the harness's process guard, inherit it).
+[[maybe_unused]] const bool plugin_named_for_python = ::setenv("CHUNKMETA_MUTANT_PLUGIN", CHUNKMETA_MUTANT_PLUGIN, 1) == 0;
 
 class ThreeDoors : public testing::TestWithParam<mutants::Mutant> {};
 

@@ -20,6 +20,7 @@ modes="${2:-both}"
 build="$(cd "$build" && pwd)"
 cli="$build/bin/chunkmeta"
 plugin="$build/bin/chunkmeta_mutant_plugin.so"
+export CHUNKMETA_MUTANT_PLUGIN="$plugin"  # mutants/mutants.py calls the slips through it
 limit=300  # seconds per run
 # The Python doors run int32 torch tensors: a python3 that imports torch.
 torch_python=""

@@ -75,7 +75,7 @@ def test_check_catches_fla_s_older_formulation_with_a_minimal_counterexample(tmp
     assert '"query_start_loc":[0,0,1]' in message and "minimal" in message
 
 
-@pytest.mark.parametrize("name", mutants.CONV1D_SLIPS)
+@pytest.mark.parametrize("name", mutants.slips_of(SPEC))
 def test_every_slip_of_the_field_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)

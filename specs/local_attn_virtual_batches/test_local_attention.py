@@ -108,7 +108,7 @@ def test_check_finds_the_comments_running_sum_with_a_one_row_counterexample(tmp_
     assert "spec='local_attn.virtual_batches'" in report and "minimal (1 row)" in report
 
 
-@pytest.mark.parametrize("name", mutants.LOCAL_ATTN_SLIPS)
+@pytest.mark.parametrize("name", mutants.slips_of(SPEC))
 def test_every_slip_of_the_field_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)

@@ -66,7 +66,7 @@ def test_check_finds_vllms_final_write_for_a_row_without_new_tokens_with_a_one_r
     assert '"write_row":[0]' in report and "minimal" in report
 
 
-@pytest.mark.parametrize("name", [n for n in mutants.CHECKPOINT_PLAN_SLIPS if n != "block_size_multiple_not_checked"])
+@pytest.mark.parametrize("name", mutants.slips_of(SPEC))
 def test_every_slip_of_the_field_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, arrays="lists", fail_fast=True, corpus=[],

@@ -119,7 +119,7 @@ def test_check_shows_a_port_that_does_not_realign_after_the_checkpoint_with_a_mi
     assert "spec='mamba.checkpointed_chunks'" in message and "minimal (1 row)" in message
 
 
-@pytest.mark.parametrize("name", mutants.CHECKPOINTED_CHUNKS_SLIPS)
+@pytest.mark.parametrize("name", mutants.slips_of(SPEC))
 def test_every_slip_of_the_change_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)

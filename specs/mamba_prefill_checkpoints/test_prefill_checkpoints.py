@@ -120,7 +120,7 @@ def test_check_shows_a_planner_that_ignores_the_eagle_block_with_a_minimal_count
     assert "spec='mamba.prefill_checkpoints'" in message and "minimal (1 row)" in message
 
 
-@pytest.mark.parametrize("name", mutants.PREFILL_CHECKPOINTS_SLIPS)
+@pytest.mark.parametrize("name", mutants.slips_of(SPEC))
 def test_every_slip_of_the_planner_is_caught(name, tmp_path):
     with pytest.raises(chunkmeta.CheckFailed):
         chunkmeta.check(getattr(mutants, name), spec=SPEC, seed=6, fail_fast=True, corpus=[], report_dir=tmp_path)
