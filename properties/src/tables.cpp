@@ -49,10 +49,10 @@ engine::PropertyTable house_table(const harness::Spec& spec, const ValueModel& v
   properties.push_back(matches_reference(spec, "MatchesReferenceOnEveryValidWorkload", plan.valid_sentence, valid, classes));
   properties.push_back(matches_reference(spec, "MatchesReferenceOnHugeBatches", plan.huge_sentence, values.huge,
                                          values.huge_classes, 0.02));
-  properties.push_back(satisfies_invariants(spec, valid, classes));
-  if (!plan.invariants_sentence.empty()) properties.back().sentence = plan.invariants_sentence;
   const auto rejects = [&] { properties.push_back(rejects_invalid(spec, invalid_cases, invalid_of)); };
   if (plan.invalid_first) rejects();
+  properties.push_back(satisfies_invariants(spec, valid, classes));
+  if (!plan.invariants_sentence.empty()) properties.back().sentence = plan.invariants_sentence;
   for (auto& relation : plan.relations) properties.push_back(std::move(relation));
   if (!plan.invalid_first) rejects();
   properties.push_back(validate_names_rule(spec, invalid_cases, invalid_of));

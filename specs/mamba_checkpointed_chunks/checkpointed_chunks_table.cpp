@@ -91,7 +91,7 @@ std::vector<Suite> suites_of_mamba_checkpointed_chunks() {
                     builders::shift_invariance(spec, "IgnoresAShiftOfQueryStartLoc",
                                                "gives the same result when every query_start_loc entry is shifted",
                                                values.valid, values.classes)};
-  plan.invalid_first = true;  // its validation slip (o = n accepted) is met after 10,000 cases, not 40,000
+  plan.invalid_first = true;  // its validation slip (o = n accepted) is met after 10,200 valid cases, not 40,200
   std::vector<Suite> suites;
   suites.push_back({house_table(spec, values, checkpointed_invalid_cases(), checkpointed_invalid_of, std::move(plan)), values});
   return suites;

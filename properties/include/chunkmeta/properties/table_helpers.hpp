@@ -29,17 +29,19 @@ struct TablePlan {
   std::string invariants_sentence;  // which invariants satisfies_invariants checks
   // The spec's relations (metamorphic, and to other specs of the family), in order.
   std::vector<engine::Property> relations;
-  // Invalid input before the relations: a slip of the domain is then met early (a
-  // 1,000-case run reaches it after 3,000 cases, not 5,000).
+  // Invalid input before the invariants and the relations: a slip of the domain is
+  // then met early (a 1,000-case run reaches it after 1,000 valid cases, not 5,000;
+  // the mutant catalogue's 10,000-case runs after 10,000, not 20,000).
   bool invalid_first = true;
 };
 
 // A spec's table in the house's order: the reference on every valid workload,
 // then on huge batches (second: a slip only they show is met seconds into a run
-// through a slow door, not after the 5,000 cases of the properties below), the
-// invariants, invalid input rejected and the relations (plan.invalid_first says
-// which first), then validate's three properties and the writer into caller
-// buffers; its workload and summary classes from `values`.
+// through a slow door, not after the 5,000 cases of the properties below), then
+// invalid input rejected, the invariants and the relations (plan.invalid_first;
+// else the invariants, the relations, then invalid input), then validate's three
+// properties and the writer into caller buffers; its workload and summary
+// classes from `values`.
 engine::PropertyTable house_table(const harness::Spec& spec, const ValueModel& values, rc::Gen<InvalidCase> invalid_cases,
                                   std::function<InvalidWorkload(const InvalidCase&)> invalid_of, TablePlan plan);
 
