@@ -50,7 +50,7 @@ class _Plugin(ctypes.Structure):
                 ("implementations", ctypes.POINTER(_Implementation))]
 
 
-_OK, _REJECTED, _BUFFER_TOO_SMALL = 0, 1, 2
+_REJECTED, _BUFFER_TOO_SMALL = 1, 2  # chunkmeta_status (CHUNKMETA_OK is 0)
 
 
 def _plugin():
