@@ -45,7 +45,7 @@ chunkmeta::harness::Workload workload_of(const chunkmeta::harness::Spec& spec, c
   for (const auto& input : spec.inputs()) {
     if (!chunkmeta::harness::is_array(input.slot)) continue;
     if (arrays < in->array_count)
-      array_in(w, input.slot).assign(in->arrays[arrays], in->arrays[arrays] + in->array_lengths[arrays]);
+      array_in(w, input.slot, input.index).assign(in->arrays[arrays], in->arrays[arrays] + in->array_lengths[arrays]);
     ++arrays;
   }
   spec.fill_unread_rows(w);

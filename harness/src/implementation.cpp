@@ -26,6 +26,10 @@ std::string_view to_string(Slot slot) noexcept {
     case Slot::second_per_row: return "second_per_row";
     case Slot::optional_scalar: return "optional_scalar";
     case Slot::flag: return "flag";
+    case Slot::more_scalar: return "more_scalar";
+    case Slot::more_per_row: return "more_per_row";
+    case Slot::more_optional: return "more_optional";
+    case Slot::more_flag: return "more_flag";
   }
   return "unknown";
 }
@@ -41,7 +45,11 @@ bool fits_int32(const Workload& workload) {
   return std::all_of(workload.num_computed_tokens.begin(), workload.num_computed_tokens.end(), fits) &&
          std::all_of(workload.query_start_loc.begin(), workload.query_start_loc.end(), fits) &&
          std::all_of(workload.second_per_row.begin(), workload.second_per_row.end(), fits) &&
-         fits(workload.optional_scalar.value_or(0));
+         fits(workload.optional_scalar.value_or(0)) &&
+         std::all_of(workload.more_per_row.begin(), workload.more_per_row.end(),
+                     [&](const auto& values) { return std::all_of(values.begin(), values.end(), fits); }) &&
+         std::all_of(workload.more_optionals.begin(), workload.more_optionals.end(),
+                     [&](const auto& value) { return fits(value.value_or(0)); });
 }
 
 std::ostream& operator<<(std::ostream& os, const Workload& workload) {
@@ -54,6 +62,30 @@ std::ostream& operator<<(std::ostream& os, const Workload& workload) {
   }
   if (workload.optional_scalar) os << " optional_scalar=" << *workload.optional_scalar;
   if (workload.flag) os << " flag";
+  // The fields past the named ones (Workload::more_*), each kind as a list.
+  const auto list = [&os](const char* what, const auto& values, const auto& print) {
+    if (values.empty()) return;
+    os << " " << what << "=[";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      os << (i == 0 ? "" : ", ");
+      print(values[i]);
+    }
+    os << "]";
+  };
+  list("more_scalars", workload.more_scalars, [&os](std::int64_t v) { os << v; });
+  list("more_per_row", workload.more_per_row, [&](const std::vector<std::int64_t>& values) {
+    os << "[";
+    for (std::size_t i = 0; i < values.size(); ++i) os << (i == 0 ? "" : ", ") << values[i];
+    os << "]";
+  });
+  list("more_optionals", workload.more_optionals, [&os](const std::optional<std::int64_t>& v) {
+    if (v) {
+      os << *v;
+    } else {
+      os << "none";
+    }
+  });
+  list("more_flags", workload.more_flags, [&os](std::uint8_t f) { os << (f != 0 ? "true" : "false"); });
   return os << (workload.dtype == Dtype::int64 ? " (int64)" : "");
 }
 

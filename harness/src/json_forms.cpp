@@ -22,6 +22,12 @@ std::vector<const Input*> sent_inputs(const Spec& spec) {
                           Slot::optional_scalar, Slot::flag}) {
     if (const Input* input = spec.input(slot)) sent.push_back(input);
   }
+  // Then the fields past the named ones, each kind in the spec's order.
+  for (const Slot slot : {Slot::more_scalar, Slot::more_per_row, Slot::more_optional, Slot::more_flag}) {
+    for (const auto& input : spec.inputs()) {
+      if (input.slot == slot) sent.push_back(&input);
+    }
+  }
   return sent;
 }
 
@@ -117,13 +123,14 @@ Json to_json(const Spec& spec, const Workload& workload) {
   for (const Input* input : sent_inputs(spec)) {
     const std::string key(input->name);
     if (is_array(input->slot)) {
-      j[key] = array_in(workload, input->slot);
-    } else if (input->slot == Slot::optional_scalar) {
-      j[key] = workload.optional_scalar ? Json(*workload.optional_scalar) : Json(nullptr);
-    } else if (input->slot == Slot::flag) {
-      j[key] = workload.flag;
+      j[key] = array_in(workload, input->slot, input->index);
+    } else if (is_optional(input->slot)) {
+      const auto value = optional_in(workload, input->slot, input->index);
+      j[key] = value ? Json(*value) : Json(nullptr);
+    } else if (is_flag(input->slot)) {
+      j[key] = flag_in(workload, input->slot, input->index);
     } else {
-      j[key] = scalar_in(workload, input->slot);
+      j[key] = scalar_in(workload, input->slot, input->index);
     }
   }
   if (spec.reads_dtype() && workload.dtype == Dtype::int64) j["dtype"] = to_string(workload.dtype);
@@ -133,18 +140,19 @@ Json to_json(const Spec& spec, const Workload& workload) {
 Json description_json(const Spec& spec) {
   Json inputs = Json::array();
   for (const auto& input : spec.inputs()) {
-    const char* kind = input.slot == Slot::rows              ? "rows"
-                       : input.slot == Slot::optional_scalar ? "optional"
-                       : input.slot == Slot::flag            ? "flag"
-                       : !is_array(input.slot)               ? "scalar"
-                       : input.as_list                       ? "list"
-                                                             : "array";
+    const char* kind = input.slot == Slot::rows     ? "rows"
+                       : is_optional(input.slot)    ? "optional"
+                       : is_flag(input.slot)        ? "flag"
+                       : !is_array(input.slot)      ? "scalar"
+                       : input.as_list              ? "list"
+                                                    : "array";
     Json dtypes = Json::array();
     if (is_array(input.slot)) dtypes = input.wide ? Json{"int32", "int64"} : Json{"int32"};
-    inputs.push_back(Json{{"name", input.name},
-                          {"kind", kind},
-                          {"slot", to_string(input.slot)},
-                          {"dtypes", std::move(dtypes)}});
+    Json described{{"name", input.name}, {"kind", kind}, {"slot", to_string(input.slot)}, {"dtypes", std::move(dtypes)}};
+    const bool more = input.slot == Slot::more_scalar || input.slot == Slot::more_per_row ||
+                      input.slot == Slot::more_optional || input.slot == Slot::more_flag;
+    if (more) described["index"] = input.index;  // which of its slot's fields
+    inputs.push_back(std::move(described));
   }
   Json outputs = Json::array();
   for (const auto& output : spec.outputs()) {
@@ -229,22 +237,22 @@ std::variant<SpecWorkload, InputError> parse_workload(const Json& value) {
     if (is_array(input->slot)) {
       auto values = read_array(given, input->name);
       if (auto* bad = std::get_if<InputError>(&values)) return std::move(*bad);
-      array_in(workload, input->slot) = std::move(std::get<0>(values));
-    } else if (input->slot == Slot::flag) {
+      array_in(workload, input->slot, input->index) = std::move(std::get<0>(values));
+    } else if (is_flag(input->slot)) {
       if (!given.is_boolean())
         return input_error("wrong_type", std::string(input->name), Error::kNoIndex,
                            std::string(input->name) + " must be true or false, not " + type_name(given));
-      workload.flag = given.get<bool>();
-    } else if (input->slot == Slot::optional_scalar && given.is_null()) {
-      workload.optional_scalar.reset();
-    } else if (input->slot == Slot::optional_scalar) {
+      set_flag(workload, input->slot, input->index, given.get<bool>());
+    } else if (is_optional(input->slot) && given.is_null()) {
+      optional_in(workload, input->slot, input->index).reset();
+    } else if (is_optional(input->slot)) {
       auto scalar = read_integer(given, input->name, Error::kNoIndex);
       if (auto* bad = std::get_if<InputError>(&scalar)) return std::move(*bad);
-      workload.optional_scalar = std::get<std::int64_t>(scalar);
+      optional_in(workload, input->slot, input->index) = std::get<std::int64_t>(scalar);
     } else {
       auto scalar = read_integer(given, input->name, Error::kNoIndex);
       if (auto* bad = std::get_if<InputError>(&scalar)) return std::move(*bad);
-      scalar_in(workload, input->slot) = std::get<std::int64_t>(scalar);
+      scalar_in(workload, input->slot, input->index) = std::get<std::int64_t>(scalar);
     }
   }
   spec->fill_unread_rows(workload);

@@ -128,9 +128,11 @@ Answer call_v1(const chunkmeta_implementation_v1& impl, const Workload& w) {
 
 // Version 2 passes a chunk size, computed tokens and offsets, and takes at most four outputs.
 bool fits_v2(const Spec& spec) {
-  return !spec.reads(Slot::block_size) && !spec.reads(Slot::second_per_row) && !spec.reads(Slot::optional_scalar) &&
-         !spec.reads(Slot::flag) && spec.reads(Slot::offsets) &&
-         spec.outputs().size() <= CHUNKMETA_MAX_OUTPUTS;
+  for (const Slot slot : {Slot::block_size, Slot::second_per_row, Slot::optional_scalar, Slot::flag, Slot::more_scalar,
+                          Slot::more_per_row, Slot::more_optional, Slot::more_flag}) {
+    if (spec.reads(slot)) return false;
+  }
+  return spec.reads(Slot::offsets) && spec.outputs().size() <= CHUNKMETA_MAX_OUTPUTS;
 }
 
 Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const Workload& w) {
@@ -166,7 +168,7 @@ Answer call_v3(const chunkmeta_implementation_v3& impl, const Spec& spec, const 
   const std::vector<std::int64_t> scalars = abi_scalars(spec, w);
   for (const auto& input : spec.inputs()) {
     if (!is_array(input.slot)) continue;
-    const auto& values = array_in(w, input.slot);
+    const auto& values = array_in(w, input.slot, input.index);
     arrays.push_back(values.data());
     lengths.push_back(static_cast<std::int64_t>(values.size()));
   }
@@ -310,13 +312,14 @@ std::variant<std::vector<Implementation>, std::string> load_plugin(const std::st
 std::vector<std::int64_t> abi_scalars(const Spec& spec, const Workload& w) {
   std::vector<std::int64_t> scalars;
   for (const auto& input : spec.inputs()) {
-    if (input.slot == Slot::optional_scalar) {
-      scalars.push_back(w.optional_scalar ? 1 : 0);
-      scalars.push_back(w.optional_scalar.value_or(0));
-    } else if (input.slot == Slot::flag) {
-      scalars.push_back(w.flag ? 1 : 0);
+    if (is_optional(input.slot)) {
+      const auto value = optional_in(w, input.slot, input.index);
+      scalars.push_back(value ? 1 : 0);
+      scalars.push_back(value.value_or(0));
+    } else if (is_flag(input.slot)) {
+      scalars.push_back(flag_in(w, input.slot, input.index) ? 1 : 0);
     } else if (is_integer_scalar(input.slot)) {
-      scalars.push_back(scalar_in(w, input.slot));
+      scalars.push_back(scalar_in(w, input.slot, input.index));
     }
   }
   return scalars;
@@ -329,18 +332,18 @@ void read_abi_scalars(const Spec& spec, std::span<const std::int64_t> scalars, W
     ++next;
   };
   for (const auto& input : spec.inputs()) {
-    if (input.slot == Slot::optional_scalar) {
+    if (is_optional(input.slot)) {
       std::int64_t given = 0;
       std::int64_t value = 0;
       take(given);
       take(value);
-      w.optional_scalar = given != 0 ? std::optional<std::int64_t>(value) : std::nullopt;
-    } else if (input.slot == Slot::flag) {
-      std::int64_t flag = w.flag ? 1 : 0;
+      optional_in(w, input.slot, input.index) = given != 0 ? std::optional<std::int64_t>(value) : std::nullopt;
+    } else if (is_flag(input.slot)) {
+      std::int64_t flag = flag_in(w, input.slot, input.index) ? 1 : 0;
       take(flag);
-      w.flag = flag != 0;
+      set_flag(w, input.slot, input.index, flag != 0);
     } else if (is_integer_scalar(input.slot)) {
-      take(scalar_in(w, input.slot));
+      take(scalar_in(w, input.slot, input.index));
     }
   }
 }

@@ -67,18 +67,19 @@ std::string request_line(std::uint64_t id, const Spec& spec, const Workload& wor
   }
   for (const Input* input : sent_inputs(spec)) {
     if (is_array(input->slot)) {
-      append_array(out, input->name, array_in(workload, input->slot));
+      append_array(out, input->name, array_in(workload, input->slot, input->index));
       continue;
     }
     out += ",\"";
     out += input->name;
     out += "\":";
-    if (input->slot == Slot::flag) {
-      out += workload.flag ? "true" : "false";
-    } else if (input->slot == Slot::optional_scalar) {
-      out += workload.optional_scalar ? std::to_string(*workload.optional_scalar) : "null";
+    if (is_flag(input->slot)) {
+      out += flag_in(workload, input->slot, input->index) ? "true" : "false";
+    } else if (is_optional(input->slot)) {
+      const auto value = optional_in(workload, input->slot, input->index);
+      out += value ? std::to_string(*value) : "null";
     } else {
-      out += std::to_string(scalar_in(workload, input->slot));
+      out += std::to_string(scalar_in(workload, input->slot, input->index));
     }
   }
   if (spec.reads_dtype() && workload.dtype == Dtype::int64) out += ",\"dtype\":\"int64\"";
@@ -250,21 +251,22 @@ class CompactLine {
       const auto input = std::find_if(sent.begin(), sent.end(), [&](const Input* in) { return in->name == field.key; });
       if (input == sent.end()) return std::nullopt;
       const Slot slot = (*input)->slot;
+      const std::size_t index = (*input)->index;
       using Kind = Given::Kind;
-      // Each key of its kind: an array, a boolean flag, an integer or null for the optional scalar, else an integer.
-      const bool fits = is_array(slot)                ? field.kind == Kind::array
-                        : slot == Slot::flag            ? field.kind == Kind::boolean
-                        : slot == Slot::optional_scalar ? field.kind == Kind::integer || field.kind == Kind::null
-                                                        : field.kind == Kind::integer;
+      // Each key of its kind: an array, a boolean flag, an integer or null for an optional scalar, else an integer.
+      const bool fits = is_array(slot)      ? field.kind == Kind::array
+                        : is_flag(slot)     ? field.kind == Kind::boolean
+                        : is_optional(slot) ? field.kind == Kind::integer || field.kind == Kind::null
+                                            : field.kind == Kind::integer;
       if (!fits) return std::nullopt;
       if (is_array(slot)) {
-        array_in(workload, slot) = std::move(field.values);
-      } else if (slot == Slot::flag) {
-        workload.flag = field.scalar != 0;
-      } else if (slot == Slot::optional_scalar) {
-        if (field.kind == Kind::integer) workload.optional_scalar = field.scalar;
+        array_in(workload, slot, index) = std::move(field.values);
+      } else if (is_flag(slot)) {
+        set_flag(workload, slot, index, field.scalar != 0);
+      } else if (is_optional(slot)) {
+        if (field.kind == Kind::integer) optional_in(workload, slot, index) = field.scalar;
       } else {
-        scalar_in(workload, slot) = field.scalar;
+        scalar_in(workload, slot, index) = field.scalar;
       }
     }
     if ((seen & kDtypeBit) != 0) {
@@ -281,7 +283,7 @@ class CompactLine {
   static constexpr unsigned kSpecBit = 1u << 9;
   static constexpr unsigned kDtypeBit = 1u << 10;
   static constexpr unsigned kInputBit = 1u << 11;  // the first input's; the next ones above it
-  static constexpr std::size_t kMostInputs = 8;
+  static constexpr std::size_t kMostInputs = 16;  // bits 11 to 26; a spec with more goes through the DOM
 
   // {"key":value,...} with each key at most once: `read_value` reads the value
   // of `key` and returns its bit, or 0 for an unknown key or a value it cannot

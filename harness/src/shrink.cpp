@@ -31,6 +31,9 @@ Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
     out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
     out.query_start_loc.push_back(out.query_start_loc.back() + new_tokens(w, row));
     if (row < w.second_per_row.size()) out.second_per_row.push_back(w.second_per_row[row]);
+    for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
+      if (row < w.more_per_row[k].size()) out.more_per_row[k].push_back(w.more_per_row[k][row]);
+    }
   }
   return out;
 }
@@ -38,6 +41,42 @@ Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
 // Row `row`'s second value, 0 where the workload has none.
 std::int64_t second_of(const Workload& w, std::size_t row) {
   return row < w.second_per_row.size() ? w.second_per_row[row] : 0;
+}
+
+// Row `row`'s value in the k-th more_per_row array, 0 where the workload has none.
+std::int64_t more_of(const Workload& w, std::size_t k, std::size_t row) {
+  return row < w.more_per_row[k].size() ? w.more_per_row[k][row] : 0;
+}
+
+// Whether rows i and j hold the same values in every array past the computed tokens.
+bool same_other_values(const Workload& w, std::size_t i, std::size_t j) {
+  if (second_of(w, i) != second_of(w, j)) return false;
+  for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
+    if (more_of(w, k, i) != more_of(w, k, j)) return false;
+  }
+  return true;
+}
+
+// Whether row `row` holds a value other than 0 in an array past the computed tokens.
+bool other_values_busy(const Workload& w, std::size_t row) {
+  if (second_of(w, row) != 0) return true;
+  for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
+    if (more_of(w, k, row) != 0) return true;
+  }
+  return false;
+}
+
+// What a set_optional_scalar or set_more_optional step sets: none (count 0), or its value.
+std::optional<std::int64_t> optional_value(const ShrinkStep& step) {
+  return step.count == 0 ? std::nullopt : std::optional<std::int64_t>(step.value);
+}
+
+// A copy of `w` with one edit.
+template <typename Edit>
+Workload edited(const Workload& w, Edit&& edit) {
+  Workload out = w;
+  edit(out);
+  return out;
 }
 
 Workload with_new_tokens(const Workload& w, std::size_t row, std::int64_t tokens) {
@@ -76,6 +115,10 @@ std::tuple<int, std::int64_t, std::int64_t> place_of(const ShrinkStep& step) {
     case Kind::set_computed:
     case Kind::set_new_tokens:
     case Kind::set_second_per_row: return Place{4, static_cast<std::int64_t>(step.row), 0};
+    case Kind::set_more_scalar: return Place{3, 4, static_cast<std::int64_t>(step.row)};
+    case Kind::set_more_optional: return Place{3, 5, static_cast<std::int64_t>(step.row)};
+    case Kind::clear_more_flag: return Place{3, 6, static_cast<std::int64_t>(step.row)};
+    case Kind::set_more_per_row: return Place{4, static_cast<std::int64_t>(step.row), 1 + static_cast<std::int64_t>(step.count)};
     case Kind::narrow_dtype: return Place{5, 0, 0};
   }
   return Place{0, 0, 0};
@@ -112,7 +155,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   std::vector<std::size_t> run_end(rows);  // one past the last row equal to row i, from i on
   for (std::size_t i = rows; i-- > 0;) {
     const bool same_as_next = i + 1 < rows && w.num_computed_tokens[i] == w.num_computed_tokens[i + 1] &&
-                              new_tokens(w, i) == new_tokens(w, i + 1) && second_of(w, i) == second_of(w, i + 1);
+                              new_tokens(w, i) == new_tokens(w, i + 1) && same_other_values(w, i, i + 1);
     run_end[i] = same_as_next ? run_end[i + 1] : i + 1;
   }
   // Above kManyRows rows, each block size's removals are followed by emptying
@@ -122,7 +165,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   std::vector<std::size_t> busy_before(rows + 1, 0);  // busy rows before row i
   for (std::size_t i = 0; i < rows; ++i)
     busy_before[i + 1] =
-        busy_before[i] + (w.num_computed_tokens[i] != 0 || new_tokens(w, i) != 0 || second_of(w, i) != 0 ? 1 : 0);
+        busy_before[i] + (w.num_computed_tokens[i] != 0 || new_tokens(w, i) != 0 || other_values_busy(w, i) ? 1 : 0);
   for (std::size_t block = rows; block >= 1; block /= 2) {
     for (std::size_t first = 0; first + block <= rows; first += block) {
       if (first >= block && run_end[first - block] >= first + block) continue;
@@ -153,7 +196,14 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
                                       [](std::int64_t c) { return c != 0; }) ||
                           w.query_start_loc.back() != w.query_start_loc.front() ||
                           std::any_of(w.second_per_row.begin(), w.second_per_row.end(), [](std::int64_t v) { return v != 0; });
-  if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1 || w.block_size > 1 || w.optional_scalar || w.flag)
+  const auto nonzero = [](std::int64_t v) { return v != 0; };
+  const bool any_more = std::any_of(w.more_scalars.begin(), w.more_scalars.end(), nonzero) ||
+                        std::any_of(w.more_per_row.begin(), w.more_per_row.end(),
+                                    [&](const auto& values) { return std::any_of(values.begin(), values.end(), nonzero); }) ||
+                        std::any_of(w.more_optionals.begin(), w.more_optionals.end(), [](const auto& v) { return v.has_value(); }) ||
+                        std::any_of(w.more_flags.begin(), w.more_flags.end(), [](std::uint8_t f) { return f != 0; });
+  if (any_tokens || w.query_start_loc[0] != 0 || w.chunk_size != 1 || w.block_size > 1 || w.optional_scalar || w.flag ||
+      any_more)
     steps.push_back({Kind::simplest_values, 0, 0, 0});
 
   // Only differences of query_start_loc are read: move the offset toward 0.
@@ -192,6 +242,18 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
     for (std::int64_t value : towards(*w.optional_scalar, 1)) steps.push_back({Kind::set_optional_scalar, 0, 1, value});
   }
   if (w.flag) steps.push_back({Kind::clear_flag, 0, 0, 0});
+  // More scalars toward 0, more optional scalars to none then toward 0, more flags false (row: which).
+  for (std::size_t i = 0; i < w.more_scalars.size(); ++i) {
+    for (std::int64_t value : towards(w.more_scalars[i], 0)) steps.push_back({Kind::set_more_scalar, i, 0, value});
+  }
+  for (std::size_t i = 0; i < w.more_optionals.size(); ++i) {
+    if (!w.more_optionals[i]) continue;
+    steps.push_back({Kind::set_more_optional, i, 0, 0});
+    for (std::int64_t value : towards(*w.more_optionals[i], 0)) steps.push_back({Kind::set_more_optional, i, 1, value});
+  }
+  for (std::size_t i = 0; i < w.more_flags.size(); ++i) {
+    if (w.more_flags[i] != 0) steps.push_back({Kind::clear_more_flag, i, 0, 0});
+  }
 
   // Per row: computed tokens (same residue first, then any smaller value), then new tokens.
   for (std::size_t row = 0; row < rows; ++row) {
@@ -202,6 +264,9 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
     for (std::int64_t value : towards(c, 0)) steps.push_back({Kind::set_computed, row, 0, value});
     for (std::int64_t tokens : towards(new_tokens(w, row), 0)) steps.push_back({Kind::set_new_tokens, row, 0, tokens});
     for (std::int64_t value : towards(second_of(w, row), 0)) steps.push_back({Kind::set_second_per_row, row, 0, value});
+    for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
+      for (std::int64_t value : towards(more_of(w, k, row), 0)) steps.push_back({Kind::set_more_per_row, row, k, value});
+    }
   }
   if (w.dtype == Dtype::int64) steps.push_back({Kind::narrow_dtype, 0, 0, 0});
   return steps;
@@ -218,6 +283,9 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
         cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
         cleared.query_start_loc.push_back(cleared.query_start_loc.back() + (clear ? 0 : new_tokens(w, row)));
         if (row < w.second_per_row.size()) cleared.second_per_row.push_back(clear ? 0 : w.second_per_row[row]);
+        for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
+          if (row < w.more_per_row[k].size()) cleared.more_per_row[k].push_back(clear ? 0 : w.more_per_row[k][row]);
+        }
       }
       return cleared;
     }
@@ -228,50 +296,33 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
       for (auto& q : shifted.query_start_loc) q += step.value - w.query_start_loc[0];
       return shifted;
     }
-    case Kind::set_chunk_size: {
-      Workload smaller = w;
-      smaller.chunk_size = step.value;
-      return smaller;
+    case Kind::set_chunk_size: return edited(w, [&](Workload& x) { x.chunk_size = step.value; });
+    case Kind::set_block_size: return edited(w, [&](Workload& x) { x.block_size = step.value; });
+    case Kind::simplest_values: {
+      Workload simplest{1,
+                        std::vector<std::int64_t>(w.num_computed_tokens.size(), 0),
+                        std::vector<std::int64_t>(w.query_start_loc.size(), 0),
+                        w.dtype,
+                        w.block_size == 0 ? 0 : 1,
+                        std::vector<std::int64_t>(w.second_per_row.size(), 0),
+                        std::nullopt,
+                        false};
+      simplest.more_scalars.assign(w.more_scalars.size(), 0);
+      for (const auto& values : w.more_per_row) simplest.more_per_row.emplace_back(values.size(), 0);
+      simplest.more_optionals.assign(w.more_optionals.size(), std::nullopt);
+      simplest.more_flags.assign(w.more_flags.size(), 0);
+      return simplest;
     }
-    case Kind::set_block_size: {
-      Workload smaller = w;
-      smaller.block_size = step.value;
-      return smaller;
-    }
-    case Kind::simplest_values:
-      return Workload{1,
-                      std::vector<std::int64_t>(w.num_computed_tokens.size(), 0),
-                      std::vector<std::int64_t>(w.query_start_loc.size(), 0),
-                      w.dtype,
-                      w.block_size == 0 ? 0 : 1,
-                      std::vector<std::int64_t>(w.second_per_row.size(), 0),
-                      std::nullopt,
-                      false};
-    case Kind::set_optional_scalar: {
-      Workload smaller = w;
-      smaller.optional_scalar = step.count == 0 ? std::nullopt : std::optional<std::int64_t>(step.value);
-      return smaller;
-    }
-    case Kind::clear_flag: {
-      Workload cleared = w;
-      cleared.flag = false;
-      return cleared;
-    }
-    case Kind::narrow_dtype: {
-      Workload narrower = w;
-      narrower.dtype = Dtype::int32;
-      return narrower;
-    }
-    case Kind::set_computed: {
-      Workload smaller = w;
-      smaller.num_computed_tokens[step.row] = step.value;
-      return smaller;
-    }
-    case Kind::set_second_per_row: {
-      Workload smaller = w;
-      smaller.second_per_row[step.row] = step.value;
-      return smaller;
-    }
+    case Kind::set_optional_scalar: return edited(w, [&](Workload& x) { x.optional_scalar = optional_value(step); });
+    case Kind::clear_flag: return edited(w, [&](Workload& x) { x.flag = false; });
+    case Kind::narrow_dtype: return edited(w, [&](Workload& x) { x.dtype = Dtype::int32; });
+    case Kind::set_computed: return edited(w, [&](Workload& x) { x.num_computed_tokens[step.row] = step.value; });
+    case Kind::set_second_per_row: return edited(w, [&](Workload& x) { x.second_per_row[step.row] = step.value; });
+    case Kind::set_more_scalar: return edited(w, [&](Workload& x) { x.more_scalars[step.row] = step.value; });
+    case Kind::set_more_per_row:
+      return edited(w, [&](Workload& x) { x.more_per_row[step.count][step.row] = step.value; });
+    case Kind::set_more_optional: return edited(w, [&](Workload& x) { x.more_optionals[step.row] = optional_value(step); });
+    case Kind::clear_more_flag: return edited(w, [&](Workload& x) { x.more_flags[step.row] = 0; });
   }
   return w;
 }

@@ -1,5 +1,7 @@
 #include "chunkmeta/harness/spec.hpp"
 
+#include <algorithm>
+
 namespace chunkmeta::harness {
 
 const Input* Spec::input(Slot slot) const {
@@ -27,13 +29,26 @@ void Spec::fill_unread_rows(Workload& workload) const {
   if (!reads(Slot::optional_scalar)) workload.optional_scalar.reset();
   if (!reads(Slot::flag)) workload.flag = false;
   if (!reads(Slot::block_size)) workload.block_size = 0;
-  // A spec without offsets has its rows from its values per row: offsets of no tokens, one per row and one more.
-  if (!reads(Slot::offsets)) {
-    workload.query_start_loc.assign(workload.num_computed_tokens.size() + 1, 0);
-    return;
+  // The more_* fields: as many as the spec names of each kind (none for every spec that names none).
+  std::size_t scalars = 0, per_row = 0, optionals = 0, flags = 0;
+  for (const auto& each : inputs()) {
+    const std::size_t count = std::size_t{each.index} + 1;
+    if (each.slot == Slot::more_scalar) scalars = std::max(scalars, count);
+    if (each.slot == Slot::more_per_row) per_row = std::max(per_row, count);
+    if (each.slot == Slot::more_optional) optionals = std::max(optionals, count);
+    if (each.slot == Slot::more_flag) flags = std::max(flags, count);
   }
-  if (reads(Slot::per_row)) return;
-  workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+  workload.more_scalars.resize(scalars, 0);
+  workload.more_per_row.resize(per_row);
+  workload.more_optionals.resize(optionals);
+  workload.more_flags.resize(flags, 0);
+  // A spec without offsets has its rows from its values per row: offsets of no tokens, one per row and one more.
+  if (!reads(Slot::offsets)) workload.query_start_loc.assign(workload.num_computed_tokens.size() + 1, 0);
+  if (!reads(Slot::per_row))
+    workload.num_computed_tokens.assign(workload.query_start_loc.empty() ? 0 : workload.query_start_loc.size() - 1, 0);
+  for (auto& values : workload.more_per_row) {
+    if (values.empty()) values.assign(workload.num_computed_tokens.size(), 0);
+  }
 }
 
 std::string_view Spec::dtype_of(const OutputArray& output, const Workload& workload) const {
@@ -69,8 +84,10 @@ std::size_t Spec::entries(const Arrays& arrays) const {
   return total;
 }
 
-const std::vector<const Spec*>& all_specs() {
-  static const std::vector<const Spec*> specs = [] {
+namespace {
+
+std::vector<const Spec*>& registry() {
+  static std::vector<const Spec*> specs = [] {
     std::vector<const Spec*> all;
 #define CHUNKMETA_APPEND_SPECS_OF(folder) \
   for (const Spec* spec : specs_of_##folder()) all.push_back(spec);
@@ -80,6 +97,14 @@ const std::vector<const Spec*>& all_specs() {
   }();
   return specs;
 }
+
+}  // namespace
+
+const std::vector<const Spec*>& all_specs() { return registry(); }
+
+TemporarySpec::TemporarySpec(const Spec& spec) : spec_(&spec) { registry().push_back(spec_); }
+
+TemporarySpec::~TemporarySpec() { std::erase(registry(), spec_); }
 
 const Spec& default_spec() {
   static const Spec& spec = *find_spec(CHUNKMETA_DEFAULT_SPEC);

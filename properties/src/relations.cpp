@@ -4,17 +4,22 @@ namespace chunkmeta::properties {
 
 std::pair<Workload, Workload> split_batch(const Workload& w, std::size_t split) {
   const auto at = static_cast<std::ptrdiff_t>(split);
-  // Each half keeps the scalars (chunk and block sizes, the optional scalar, the flag) and the dtype.
+  // Each half keeps the scalars (chunk and block sizes, the optional scalars, the flags) and the dtype.
   Workload left = empty_like(w);
   Workload right = empty_like(w);
   left.num_computed_tokens.assign(w.num_computed_tokens.begin(), w.num_computed_tokens.begin() + at);
   left.query_start_loc.assign(w.query_start_loc.begin(), w.query_start_loc.begin() + at + 1);
   right.num_computed_tokens.assign(w.num_computed_tokens.begin() + at, w.num_computed_tokens.end());
   right.query_start_loc.assign(w.query_start_loc.begin() + at, w.query_start_loc.end());
-  if (!w.second_per_row.empty()) {  // a second value per row goes with its row
-    left.second_per_row.assign(w.second_per_row.begin(), w.second_per_row.begin() + at);
-    right.second_per_row.assign(w.second_per_row.begin() + at, w.second_per_row.end());
-  }
+  // Every other value per row goes with its row.
+  const auto split_values = [at](const std::vector<std::int64_t>& values, std::vector<std::int64_t>& into_left,
+                                 std::vector<std::int64_t>& into_right) {
+    if (values.empty()) return;
+    into_left.assign(values.begin(), values.begin() + at);
+    into_right.assign(values.begin() + at, values.end());
+  };
+  split_values(w.second_per_row, left.second_per_row, right.second_per_row);
+  for (std::size_t k = 0; k < w.more_per_row.size(); ++k) split_values(w.more_per_row[k], left.more_per_row[k], right.more_per_row[k]);
   return {std::move(left), std::move(right)};
 }
 

@@ -191,20 +191,22 @@ py::tuple arguments_of(const Spec& spec, ArrayKind kind, const Workload& w) {
   py::tuple arguments(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Slot slot = inputs[i].slot;
-    if (slot == Slot::flag) {
-      arguments[i] = py::bool_(w.flag);
+    const std::size_t index = inputs[i].index;
+    if (harness::is_flag(slot)) {
+      arguments[i] = py::bool_(harness::flag_in(w, slot, index));
       continue;
     }
-    if (slot == Slot::optional_scalar) {
-      arguments[i] = w.optional_scalar ? py::object(py::int_(*w.optional_scalar)) : py::object(py::none());
+    if (harness::is_optional(slot)) {
+      const auto value = harness::optional_in(w, slot, index);
+      arguments[i] = value ? py::object(py::int_(*value)) : py::object(py::none());
       continue;
     }
     if (!is_array(slot)) {
-      arguments[i] = py::int_(scalar_in(w, slot));
+      arguments[i] = py::int_(scalar_in(w, slot, index));
       continue;
     }
     const bool int64 = inputs[i].wide && w.dtype == harness::Dtype::int64;
-    arguments[i] = make_array(inputs[i].as_list ? ArrayKind::lists : kind, array_in(w, slot),
+    arguments[i] = make_array(inputs[i].as_list ? ArrayKind::lists : kind, array_in(w, slot, index),
                               int64 ? IntType::int64 : IntType::int32);
   }
   return arguments;
@@ -590,21 +592,23 @@ std::vector<std::string> edge_classes_of(const std::string& spec_name, const py:
   Workload w;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string name(inputs[i].name);
-    if (inputs[i].slot == Slot::rows) continue;
-    if (inputs[i].slot == Slot::flag) {
-      w.flag = py::bool_(arguments[i]);
+    const Slot slot = inputs[i].slot;
+    const std::size_t index = inputs[i].index;
+    if (slot == Slot::rows) continue;
+    if (harness::is_flag(slot)) {
+      harness::set_flag(w, slot, index, py::bool_(arguments[i]));
       continue;
     }
-    if (inputs[i].slot == Slot::optional_scalar) {
-      if (!arguments[i].is_none()) w.optional_scalar = to_int64(arguments[i], name.c_str());
+    if (harness::is_optional(slot)) {
+      if (!arguments[i].is_none()) harness::optional_in(w, slot, index) = to_int64(arguments[i], name.c_str());
       continue;
     }
-    if (!is_array(inputs[i].slot)) {
-      scalar_in(w, inputs[i].slot) = to_int64(arguments[i], name.c_str());
+    if (!is_array(slot)) {
+      scalar_in(w, slot, index) = to_int64(arguments[i], name.c_str());
       continue;
     }
     const InputArray array(arguments[i], name.c_str(), inputs[i].wide);
-    array_in(w, inputs[i].slot) = array.widened();
+    array_in(w, slot, index) = array.widened();
     if (inputs[i].wide && !array.copied() && array.type() == IntType::int64) w.dtype = harness::Dtype::int64;
   }
   spec.fill_unread_rows(w);

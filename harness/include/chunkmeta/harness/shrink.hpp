@@ -25,9 +25,13 @@ struct ShrinkStep {
   // set_block_size: the second scalar (Workload::block_size) smaller; like set_chunk_size, keeping
   //   whichever of the two was a multiple of the other so.
   // set_optional_scalar: none (count 0), or `value` (count 1); clear_flag: the flag false.
+  // The fields past the named ones (Workload::more_*): set_more_scalar (row: which) toward 0;
+  //   set_more_per_row (count: which array) toward 0; set_more_optional (row: which) none (count 0)
+  //   or `value` (count 1); clear_more_flag (row: which).
   enum class Kind { cut_new_tokens, remove_rows, clear_rows, simplest_values, set_offset, set_chunk_size,
                     set_block_size, set_computed, set_new_tokens, narrow_dtype, set_second_per_row,
-                    set_optional_scalar, clear_flag };
+                    set_optional_scalar, clear_flag, set_more_scalar, set_more_per_row, set_more_optional,
+                    clear_more_flag };
   Kind kind{};
   std::size_t row = 0;    // first row (remove_rows, clear_rows) or the row edited
   std::size_t count = 0;  // rows removed or cleared

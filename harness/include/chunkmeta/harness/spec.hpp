@@ -21,11 +21,15 @@ namespace chunkmeta::harness {
 // may be int64 as well as int32 (Workload::dtype says which; it shapes outputs
 // of dtype `of_input`). `as_list`: the engine passes this array as a list of
 // ints whatever its tensors are (vLLM's checkpoint offsets), so the doors do.
+// `index`: which of its kind's more_* fields a Slot::more_* input is (a spec
+// names as many scalars, optional scalars, flags and arrays per row as its
+// function takes; the named slots first, then more_*, each index once).
 struct Input {
   std::string_view name;
   Slot slot;
   bool wide = false;
   bool as_list = false;
+  std::uint8_t index = 0;
 };
 
 // The integer type of an output in the engine.
@@ -110,7 +114,7 @@ class Spec {
   virtual Workload warm_up_workload() const { return Workload{1, {0}, {0, 0}}; }
 
   // Shared helpers.
-  const Input* input(Slot slot) const;  // the input kept in `slot`, or nullptr
+  const Input* input(Slot slot) const;  // the (first) input kept in `slot`, or nullptr
   bool reads(Slot slot) const { return input(slot) != nullptr; }
   std::string_view field(Slot slot) const;  // its name, or ""
   bool reads_dtype() const;  // an input may be int64 (Workload::dtype is sent)
@@ -119,7 +123,9 @@ class Spec {
   // offsets of no tokens (one per row and one more) when it reads no offsets:
   // every workload has one value per row and rows + 1 offsets (the shrinker and
   // printing rely on it). Other slots the spec does not read are at their
-  // defaults (no second value per row, no optional scalar, no flag, block size 0).
+  // defaults (no second value per row, no optional scalar, no flag, block size
+  // 0), and its more_* fields exactly those it reads (a more_per_row array it
+  // names but was not given: zeros per row).
   void fill_unread_rows(Workload& workload) const;
   // The dtype an output has for `workload`: "int32" or "int64".
   std::string_view dtype_of(const OutputArray& output, const Workload& workload) const;
@@ -135,6 +141,20 @@ const Spec* find_spec(std::string_view name);
 std::string spec_names();  // "mamba, fla.chunk_indices, ...", for messages
 // The spec a workload that names none means (the registry says which).
 const Spec& default_spec();
+
+// `spec` beside the registry's while this lives (found by name, listed last):
+// for tests of the seam itself, with a spec of shapes no computation of the
+// family has yet. Not thread-safe; production code never registers a spec so.
+class TemporarySpec {
+ public:
+  explicit TemporarySpec(const Spec& spec);
+  ~TemporarySpec();
+  TemporarySpec(const TemporarySpec&) = delete;
+  TemporarySpec& operator=(const TemporarySpec&) = delete;
+
+ private:
+  const Spec* spec_;
+};
 
 // The hooks each spec folder defines for this layer (specs/registry.hpp).
 #define CHUNKMETA_DECLARE_SPECS_OF(folder) std::vector<const Spec*> specs_of_##folder();
