@@ -23,47 +23,35 @@ std::int64_t new_tokens(const Workload& w, std::size_t row) {
   return w.query_start_loc[row + 1] - w.query_start_loc[row];
 }
 
-// Removes rows [first, first + count), closing the gap in query_start_loc.
-Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
+// Row `row`'s entry of an array per row, 0 where the workload has none (an array it does not read).
+std::int64_t value_at(const std::vector<std::int64_t>& values, std::size_t row) {
+  return row < values.size() ? values[row] : 0;
+}
+
+// The rows of `w` that `keep` keeps, in order, each with its values, or with every value 0 where `cleared`
+// says so (its computed tokens, its new tokens and its entry of every other array per row): what removing
+// and clearing rows build.
+template <typename Keep, typename Cleared>
+Workload rows_edited(const Workload& w, Keep&& keep, Cleared&& cleared) {
   Workload out = empty_like(w);
+  const auto from = other_per_row(w);
+  const auto to = other_per_row(out);
   for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
-    if (row >= first && row < first + count) continue;
-    out.num_computed_tokens.push_back(w.num_computed_tokens[row]);
-    out.query_start_loc.push_back(out.query_start_loc.back() + new_tokens(w, row));
-    if (row < w.second_per_row.size()) out.second_per_row.push_back(w.second_per_row[row]);
-    for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
-      if (row < w.more_per_row[k].size()) out.more_per_row[k].push_back(w.more_per_row[k][row]);
+    if (!keep(row)) continue;
+    const bool clear = cleared(row);
+    out.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
+    out.query_start_loc.push_back(out.query_start_loc.back() + (clear ? 0 : new_tokens(w, row)));
+    for (std::size_t a = 0; a < from.size(); ++a) {
+      if (row < from[a]->size()) to[a]->push_back(clear ? 0 : (*from[a])[row]);
     }
   }
   return out;
 }
 
-// Row `row`'s second value, 0 where the workload has none.
-std::int64_t second_of(const Workload& w, std::size_t row) {
-  return row < w.second_per_row.size() ? w.second_per_row[row] : 0;
-}
-
-// Row `row`'s value in the k-th more_per_row array, 0 where the workload has none.
-std::int64_t more_of(const Workload& w, std::size_t k, std::size_t row) {
-  return row < w.more_per_row[k].size() ? w.more_per_row[k][row] : 0;
-}
-
-// Whether rows i and j hold the same values in every array past the computed tokens.
-bool same_other_values(const Workload& w, std::size_t i, std::size_t j) {
-  if (second_of(w, i) != second_of(w, j)) return false;
-  for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
-    if (more_of(w, k, i) != more_of(w, k, j)) return false;
-  }
-  return true;
-}
-
-// Whether row `row` holds a value other than 0 in an array past the computed tokens.
-bool other_values_busy(const Workload& w, std::size_t row) {
-  if (second_of(w, row) != 0) return true;
-  for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
-    if (more_of(w, k, row) != 0) return true;
-  }
-  return false;
+// Removes rows [first, first + count), closing the gap in query_start_loc.
+Workload without_rows(const Workload& w, std::size_t first, std::size_t count) {
+  return rows_edited(w, [&](std::size_t row) { return row < first || row >= first + count; },
+                     [](std::size_t) { return false; });
 }
 
 // What a set_optional_scalar or set_more_optional step sets: none (count 0), or its value.
@@ -152,10 +140,18 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   // gives the workload that removing the block before it gave, so it is not
   // listed again: a huge batch of empty rows (32,768 rows and more) then has a
   // few removal steps per block size, not one per row.
+  const auto others = other_per_row(w);
+  const auto same_other_values = [&](std::size_t i, std::size_t j) {
+    return std::all_of(others.begin(), others.end(),
+                       [&](const auto* values) { return value_at(*values, i) == value_at(*values, j); });
+  };
+  const auto other_values_busy = [&](std::size_t row) {
+    return std::any_of(others.begin(), others.end(), [&](const auto* values) { return value_at(*values, row) != 0; });
+  };
   std::vector<std::size_t> run_end(rows);  // one past the last row equal to row i, from i on
   for (std::size_t i = rows; i-- > 0;) {
     const bool same_as_next = i + 1 < rows && w.num_computed_tokens[i] == w.num_computed_tokens[i + 1] &&
-                              new_tokens(w, i) == new_tokens(w, i + 1) && same_other_values(w, i, i + 1);
+                              new_tokens(w, i) == new_tokens(w, i + 1) && same_other_values(i, i + 1);
     run_end[i] = same_as_next ? run_end[i + 1] : i + 1;
   }
   // Above kManyRows rows, each block size's removals are followed by emptying
@@ -165,7 +161,7 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
   std::vector<std::size_t> busy_before(rows + 1, 0);  // busy rows before row i
   for (std::size_t i = 0; i < rows; ++i)
     busy_before[i + 1] =
-        busy_before[i] + (w.num_computed_tokens[i] != 0 || new_tokens(w, i) != 0 || other_values_busy(w, i) ? 1 : 0);
+        busy_before[i] + (w.num_computed_tokens[i] != 0 || new_tokens(w, i) != 0 || other_values_busy(i) ? 1 : 0);
   for (std::size_t block = rows; block >= 1; block /= 2) {
     for (std::size_t first = 0; first + block <= rows; first += block) {
       if (first >= block && run_end[first - block] >= first + block) continue;
@@ -263,9 +259,11 @@ std::vector<ShrinkStep> shrink_steps(const Workload& w) {
       steps.push_back({Kind::set_computed, row, 0, blocks * w.chunk_size + residue});
     for (std::int64_t value : towards(c, 0)) steps.push_back({Kind::set_computed, row, 0, value});
     for (std::int64_t tokens : towards(new_tokens(w, row), 0)) steps.push_back({Kind::set_new_tokens, row, 0, tokens});
-    for (std::int64_t value : towards(second_of(w, row), 0)) steps.push_back({Kind::set_second_per_row, row, 0, value});
+    for (std::int64_t value : towards(value_at(w.second_per_row, row), 0))
+      steps.push_back({Kind::set_second_per_row, row, 0, value});
     for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
-      for (std::int64_t value : towards(more_of(w, k, row), 0)) steps.push_back({Kind::set_more_per_row, row, k, value});
+      for (std::int64_t value : towards(value_at(w.more_per_row[k], row), 0))
+        steps.push_back({Kind::set_more_per_row, row, k, value});
     }
   }
   if (w.dtype == Dtype::int64) steps.push_back({Kind::narrow_dtype, 0, 0, 0});
@@ -276,19 +274,9 @@ Workload apply(const Workload& w, const ShrinkStep& step) {
   using Kind = ShrinkStep::Kind;
   switch (step.kind) {
     case Kind::remove_rows: return without_rows(w, step.row, step.count);
-    case Kind::clear_rows: {
-      Workload cleared = empty_like(w);
-      for (std::size_t row = 0; row < w.num_computed_tokens.size(); ++row) {
-        const bool clear = row >= step.row && row < step.row + step.count;
-        cleared.num_computed_tokens.push_back(clear ? 0 : w.num_computed_tokens[row]);
-        cleared.query_start_loc.push_back(cleared.query_start_loc.back() + (clear ? 0 : new_tokens(w, row)));
-        if (row < w.second_per_row.size()) cleared.second_per_row.push_back(clear ? 0 : w.second_per_row[row]);
-        for (std::size_t k = 0; k < w.more_per_row.size(); ++k) {
-          if (row < w.more_per_row[k].size()) cleared.more_per_row[k].push_back(clear ? 0 : w.more_per_row[k][row]);
-        }
-      }
-      return cleared;
-    }
+    case Kind::clear_rows:
+      return rows_edited(w, [](std::size_t) { return true; },
+                         [&](std::size_t row) { return row >= step.row && row < step.row + step.count; });
     case Kind::set_new_tokens:
     case Kind::cut_new_tokens: return with_new_tokens(w, step.row, step.value);
     case Kind::set_offset: {

@@ -12,14 +12,14 @@ std::pair<Workload, Workload> split_batch(const Workload& w, std::size_t split) 
   right.num_computed_tokens.assign(w.num_computed_tokens.begin() + at, w.num_computed_tokens.end());
   right.query_start_loc.assign(w.query_start_loc.begin() + at, w.query_start_loc.end());
   // Every other value per row goes with its row.
-  const auto split_values = [at](const std::vector<std::int64_t>& values, std::vector<std::int64_t>& into_left,
-                                 std::vector<std::int64_t>& into_right) {
-    if (values.empty()) return;
-    into_left.assign(values.begin(), values.begin() + at);
-    into_right.assign(values.begin() + at, values.end());
-  };
-  split_values(w.second_per_row, left.second_per_row, right.second_per_row);
-  for (std::size_t k = 0; k < w.more_per_row.size(); ++k) split_values(w.more_per_row[k], left.more_per_row[k], right.more_per_row[k]);
+  const auto from = other_per_row(w);
+  const auto to_left = other_per_row(left);
+  const auto to_right = other_per_row(right);
+  for (std::size_t a = 0; a < from.size(); ++a) {
+    if (from[a]->empty()) continue;
+    to_left[a]->assign(from[a]->begin(), from[a]->begin() + at);
+    to_right[a]->assign(from[a]->begin() + at, from[a]->end());
+  }
   return {std::move(left), std::move(right)};
 }
 

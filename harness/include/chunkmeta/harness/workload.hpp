@@ -76,8 +76,6 @@ std::string_view to_string(Slot slot) noexcept;
 inline constexpr bool is_array(Slot slot) {
   return slot == Slot::per_row || slot == Slot::offsets || slot == Slot::second_per_row || slot == Slot::more_per_row;
 }
-// One value per row (an array other than the offsets): what row edits carry.
-inline constexpr bool is_per_row(Slot slot) { return is_array(slot) && slot != Slot::offsets; }
 inline constexpr bool is_optional(Slot slot) { return slot == Slot::optional_scalar || slot == Slot::more_optional; }
 inline constexpr bool is_flag(Slot slot) { return slot == Slot::flag || slot == Slot::more_flag; }
 // Slots a workload keeps one integer in (the optional scalars and the flags are
@@ -137,11 +135,14 @@ inline void set_flag(Workload& w, Slot slot, std::size_t index, bool value) {
 
 // Every array of one value per row a workload holds past the computed tokens
 // (the second value per row, then each more_per_row): what a row edit (a
-// shrink, a split) carries along with the rows. Empty ones are not rows of any spec.
-template <typename W, typename Visit>
-void for_each_more_per_row(W& w, Visit&& visit) {
-  visit(w.second_per_row);
-  for (auto& values : w.more_per_row) visit(values);
+// shrink, a split) carries along with the rows, in the same order for two
+// workloads with as many more_per_row arrays (empty_like keeps them so).
+// Empty ones are not rows of any spec.
+template <typename W>
+auto other_per_row(W& w) {
+  std::vector<decltype(&w.second_per_row)> arrays{&w.second_per_row};
+  for (auto& values : w.more_per_row) arrays.push_back(&values);
+  return arrays;
 }
 
 // A workload of no rows with `w`'s scalars (chunk and block sizes, optional
