@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chunkmeta/harness/answer_stream.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "fla/fla_spec.hpp"
 #include "mamba/mamba_spec.hpp"
@@ -331,6 +332,64 @@ TEST(Int32leAnswer, IsNotSeenInAnyOtherLine) {
   EXPECT_FALSE(harness::parse_int32le_answer(indices, R"({"int32le":[1,0,1]})", std::string(8, '\0')).has_value());
   EXPECT_FALSE(harness::parse_int32le_answer(indices, R"({"int32le":[3]})", std::string(12, '\0')).has_value());
   EXPECT_TRUE(harness::parse_int32le_answer(indices, R"({"int32le":[2]})", std::string(8, '\0')).has_value());
+}
+
+// An integer no int64 holds, in any integer a request line carries for any
+// spec, is named out of range with the caller's digits (or "about" the double
+// the parser kept beyond uint64), never as a value clamped to int64.
+TEST(RequestLineReader, NamesAnIntegerBeyondInt64AsOutOfRangeNeverAsAClampedValue) {
+  std::mt19937_64 random(20261207);
+  const std::vector<std::string> beyond = {"9223372036854775808", "18446744073709551616", "-9223372036854775809",
+                                           "1000000000000000000000000000000"};
+  for (const harness::Spec* spec : harness::all_specs()) {
+    const Json line = Json::parse(harness::request_line(1, *spec, random_workload(*spec, random)));
+    for (const auto& [key, value] : line.items()) {
+      const bool entries = value.is_array() && !value.empty() && value.back().is_number_integer();
+      if (key == "id" || !(value.is_number_integer() || entries)) continue;
+      Json placed = line;
+      (entries ? placed[key].back() : placed[key]) = "HUGE";
+      const std::string text = placed.dump();
+      for (const std::string& literal : beyond) {
+        std::string huge = text;
+        huge.replace(huge.find("\"HUGE\""), 6, literal);
+        const harness::Request read = harness::parse_request_line(huge);
+        ASSERT_TRUE(std::holds_alternative<harness::InputError>(read.workload)) << huge;
+        const auto& error = std::get<harness::InputError>(read.workload);
+        EXPECT_EQ(error.code, literal[0] == '-' ? "negative_value" : "value_too_large") << huge;
+        EXPECT_EQ(error.field, key) << huge;
+        EXPECT_EQ(error.index, entries ? static_cast<std::int64_t>(value.size()) - 1 : Error::kNoIndex) << huge;
+        EXPECT_NE(error.message.find("out of range: it does not fit in int64"), std::string::npos) << error.message;
+        EXPECT_TRUE(error.message.find(" is " + literal + ",") != std::string::npos ||
+                    error.message.find(" is about ") != std::string::npos)
+            << error.message;
+        EXPECT_EQ(error.message.find("9223372036854775807"), std::string::npos) << error.message;
+      }
+    }
+  }
+}
+
+// A failure line names its misbehaviour: every kind `chunkmeta compute` writes
+// (failure_json) is read back as itself (an input changed in place too), a kind
+// that is no misbehaviour as `raised`.
+TEST(FailureLine, IsReadBackAsTheMisbehaviourItNamesForEveryKind) {
+  int kinds = 0;
+  for (int k = 0; harness::to_string(static_cast<harness::FindingKind>(k)) != "unknown"; ++k, ++kinds) {
+    const auto kind = static_cast<harness::FindingKind>(k);
+    const harness::Misbehaviour sent{kind, "its summary: " + std::string(harness::to_string(kind)), "its detail"};
+    const std::string line = harness::dump_line(harness::answer_json(Json(7), harness::failure_json(sent))) + "\n";
+    harness::AnswerDecoder decoder(harness::mamba_spec());
+    decoder.begin_batch(7);
+    std::vector<harness::Answer> answers;
+    ASSERT_FALSE(decoder.take(line, 1, 1, answers).has_value()) << line;
+    ASSERT_EQ(answers.size(), 1u) << line;
+    const auto* read = std::get_if<harness::Misbehaviour>(&answers.front());
+    ASSERT_NE(read, nullptr) << line;
+    EXPECT_EQ(read->kind, harness::is_misbehaviour(kind) ? kind : harness::FindingKind::raised) << line;
+    EXPECT_EQ(read->summary, sent.summary);
+    EXPECT_EQ(read->detail, sent.detail);
+    EXPECT_EQ(harness::parse_finding_kind(harness::to_string(kind)), kind);
+  }
+  EXPECT_GT(kinds, static_cast<int>(harness::FindingKind::changed_input));
 }
 
 }  // namespace

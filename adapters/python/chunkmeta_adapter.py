@@ -27,6 +27,12 @@ echoing each line's "id"; a result goes as int32 bytes after a header line when 
 harness offers that (CHUNKMETA_ANSWER_ENCODING=int32le). An exception, or a return value
 that is not the spec's outputs, is answered with {"failure": {...}} so the harness reports
 it as a finding of that workload (with the traceback) instead of a crash of the whole run.
+So is a function that changes an argument in place (the engine's own tensors, which later
+readers use): every array and list is compared after the call with what was sent, and a
+change is {"failure": {"kind": "changed_input", ...}} naming the input and its first changed entry.
+
+The protocol has a descriptor of its own: the function's stdout (print, a logger on
+sys.stdout, a C library writing to fd 1) goes to stderr, never into the answers.
 """
 
 import argparse
@@ -184,22 +190,59 @@ def load_specs():
     return specs, default
 
 
+def values_now(argument):
+    """The integers an array or list argument holds now, or a sentence saying why it holds none."""
+    try:
+        values = argument.tolist() if hasattr(argument, "tolist") else list(argument)
+    except Exception as error:  # noqa: BLE001 - whatever the function left behind
+        return None, f"it can no longer be read: {type(error).__name__}: {text_of(error)}"
+    if type(values) is not list:
+        return None, f"it is now {repr_of(argument)[:200]}"
+    return values, None
+
+
+def listed(values, shown=32):
+    """At most `shown` entries, as the harness's reports show a list."""
+    more = f", ... ({len(values)} entries)" if len(values) > shown else ""
+    return "[" + ", ".join(map(repr_of, values[:shown])) + more + "]"
+
+
+def input_change(name, sent, argument):
+    """The failure of a function that changed the argument `name` it was sent `sent`, or None."""
+    now, why = values_now(argument)
+    if why is not None:
+        return failure("changed_input", f"changed its input {name}: after the call it is no longer the array it "
+                                        "was sent", why)
+    if now == sent:
+        return None
+    first = next((i for i, (a, b) in enumerate(zip(sent, now)) if a != b), None)
+    what = [] if len(now) == len(sent) else [f"it had {len(sent)} entries, has {len(now)} after the call"]
+    if first is not None:
+        what.append(f"entry {first} was {sent[first]}, is {now[first]!r} after the call")
+    return failure("changed_input", f"changed its input {name}: " + "; ".join(what),
+                   f"sent:           {listed(sent)}\nafter the call: {listed(now)}")
+
+
 def call(function, make_array, spec, request):
-    """The function's outputs as a tuple: its arguments are the spec's inputs, in order."""
+    """The function's outputs as a tuple (its arguments are the spec's inputs, in order), and the
+    failure of a function that changed one of them (else None)."""
     dtype = request.get("dtype", "int32")
-    arguments = []
+    arguments, sent = [], []  # sent: (name, values, the argument) of each array and list
     for given in spec["inputs"]:
         if given["kind"] == "rows":  # the number of rows: the offsets' length less one
             offsets = next(each["name"] for each in spec["inputs"] if each["slot"] == "offsets")
             arguments.append(len(request[offsets]) - 1)
         elif given["kind"] == "array":
             arguments.append(make_array(request[given["name"]], dtype if dtype in given["dtypes"] else "int32"))
+            sent.append((given["name"], request[given["name"]], arguments[-1]))
         elif given["kind"] == "list":  # passed as a list of ints whatever the arrays are, as the engine does
             arguments.append(list(request[given["name"]]))
+            sent.append((given["name"], request[given["name"]], arguments[-1]))
         else:  # a scalar, an optional one (None) or a flag (a bool), as JSON gives them
             arguments.append(request[given["name"]])
     result = function(*arguments)
-    return (result,) if len(spec["outputs"]) == 1 else result
+    changed = next(filter(None, (input_change(name, values, argument) for name, values, argument in sent)), None)
+    return ((result,) if len(spec["outputs"]) == 1 else result), changed
 
 
 def answer(function, make_array, specs, request):
@@ -211,13 +254,15 @@ def answer(function, make_array, specs, request):
         return failure("malformed_output", f"the adapter does not know spec {name!r}")
     outputs = [(output["name"], output["columns"]) for output in spec["outputs"]]
     try:
-        result = call(function, make_array, spec, request)
+        result, changed = call(function, make_array, spec, request)
     except Exception as error:  # the function's failure is this workload's finding
         try:
             trace = traceback.format_exc()
         except Exception:  # noqa: BLE001 - a traceback of an exception whose str() raises
             trace = ""
         return failure("raised", f"raised {type(error).__name__}: {text_of(error)}", trace)
+    if changed is not None:
+        return changed
     if not isinstance(result, (tuple, list)) or len(result) != len(outputs):
         return failure("malformed_output", f"returned {type(result).__name__} instead of {len(outputs)} sequences",
                        repr_of(result)[:400])
@@ -272,10 +317,16 @@ def main():
                        help="pass torch tensors (fail if torch cannot be imported)")
     args = parser.parse_args()
     specs = load_specs()
+    # The answers go out on a descriptor of their own; from here on fd 1 and sys.stdout are stderr,
+    # before the function's module is imported (a logger's handler binds sys.stdout then).
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
     function = load_function(args.target)
     description, make_array = choose_arrays(args.mode)
     print(f"chunkmeta_adapter: {args.target} receives {description}", file=sys.stderr)
-    serve(function, make_array, specs, sys.stdin.fileno(), sys.stdout.buffer)
+    serve(function, make_array, specs, sys.stdin.fileno(), protocol)
 
 
 if __name__ == "__main__":

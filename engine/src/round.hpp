@@ -48,8 +48,11 @@ class AnswerMemo {
       answers_.clear();
       bytes_ = 0;
     }
-    // A later answer replaces an earlier one: a timeout that did not hold when asked again.
-    if (answers_.insert_or_assign(std::move(key), answer).second) bytes_ += bytes;
+    // A later answer replaces an earlier one: a timeout that did not hold, a failure that did not fail
+    // again. (Erased and made anew: GCC 12 takes a variant's copy-assignment for a use of uninitialized memory.)
+    const bool replaced = answers_.erase(key) > 0;
+    answers_.emplace(std::move(key), answer);
+    if (!replaced) bytes_ += bytes;
   }
 
  private:
@@ -117,6 +120,9 @@ class Round {
   // other, and the call is counted as slow.
   enum class Limit { ordinary, longer };
   void ask_timeouts_again(std::span<const Workload> asks, std::vector<Answer>& answers, Limit limit);
+  // A confirmation's answer, or, when it is right but came far slower than
+  // its size predicts (Implementation::cost_growth), a superlinear_cost finding.
+  Answer judged_for_its_time(const Workload& ask, Answer answer) const;
 
   // --- Generation ---
 
@@ -156,7 +162,10 @@ class Round {
 
   void count_passed(const Case& c);
 
+  // The verdict on a case: every answer against the reference and the
+  // invariants (against_the_truth), then the property's own judgement.
   std::optional<Counterexample> judge(const Case& c, std::span<const Answer> answers);
+  std::optional<Counterexample> against_the_truth(const Case& c, std::span<const Answer> answers) const;
 
   // --- Shrinking ---
 
@@ -201,6 +210,30 @@ class Round {
   // shrunk) if it holds. nullopt: nothing held, the failure is withdrawn.
   std::optional<Failure> confirmed(const Failure& found, Failure minimal, detail::ShrinkWatch& watch);
 
+  // --- Failures that must fail again ---
+
+  // A failure counts once it fails again: shrinking assumes a deterministic
+  // implementation, and a report says "reproduce". A race, a cache or a
+  // random slip fails once and passes when asked again: the case found is
+  // asked again up to kRetries times (fresh, never from the memo), and each
+  // shrink step taken is asked once more before it is taken. Timeouts have
+  // their own confirmation (confirmed()).
+  static constexpr int kRetries = 3;
+  // Smaller cases that failed once and passed when asked again before the
+  // shrink stops following random failures.
+  static constexpr int kMostFlakes = 3;
+  static bool asked_again_when_found(const Counterexample& cx);
+  bool interrupted() const;  // stop_requested said so
+  // Crashes restart a process per call: their shrink steps are not asked twice.
+  static bool asked_again_when_shrinking(const Counterexample& cx);
+  // The verdict on `c` asked once more, fresh; the memo keeps the new answers.
+  std::optional<Counterexample> fails_again(const Case& c, std::vector<Answer>* answers = nullptr);
+  // It failed again, or the run was interrupted (then the doors answer with the reference).
+  bool holds_when_asked_again(const Case& c, std::vector<Answer>* answers = nullptr);
+  // The found failure asked again: false when it passed every time (then
+  // reported as found, its status "flaky (...)", with the answer it gave when asked again).
+  bool reproduces(Failure& found, detail::ShrinkWatch& watch);
+
   // The earlier properties' minimal reports (not duplicates themselves).
   std::vector<const Counterexample*> earlier_reports() const;
 
@@ -226,6 +259,9 @@ class Round {
 
   std::string rerun_command(std::uint64_t seed) const;
 
+  // The most a timeout's shrink takes (its confirmation comes after): the first report and a small
+  // one within about 10 s when every call that hangs costs seconds.
+  static constexpr double kMostSecondsShrinkingATimeout = 6;
   static constexpr int kLargestBatch = 256;  // ~1 s of answers through Python at 4 ms each
   static constexpr int kMostSkipped = 10000;  // draws in a row outside the stated domain before the run gives up
 

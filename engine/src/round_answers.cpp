@@ -83,6 +83,16 @@ bool Round::timeout_confirmed_before() const {
   });
 }
 
+Answer Round::judged_for_its_time(const Workload& ask, Answer answer) const {
+  // A wrong answer is the finding whatever its time; a right one that came far
+  // slower than its size predicts says the cost grows faster than the work.
+  if (!impl_.cost_growth || harness::judge(spec_, ask, answer)) return answer;
+  std::string figures = impl_.cost_growth();
+  if (figures.empty()) return answer;
+  return harness::Misbehaviour{harness::FindingKind::superlinear_cost, std::move(figures),
+                               "a correct answer; its time is the finding"};
+}
+
 void Round::ask_timeouts_again(std::span<const Workload> asks, std::vector<Answer>& answers, Limit limit) {
   if (!impl_.confirm || timeout_confirmed_before()) return;
   for (std::size_t a = 0; a < answers.size(); ++a) {
@@ -97,6 +107,7 @@ void Round::ask_timeouts_again(std::span<const Workload> asks, std::vector<Answe
     ++result_.implementation_calls;
     if (!timed_out(again)) {
       ++result_.slow_calls;
+      if (limit == Limit::longer) again = judged_for_its_time(asks[a], std::move(again));
     } else if (limit == Limit::longer) {
       std::get<harness::Misbehaviour>(again).summary +=
           " (the second time: it timed out within " + std::to_string(expired).substr(0, 5) + " s first)";

@@ -185,13 +185,35 @@ void Round::count_passed(const Case& c) {
 }
 
 std::optional<Counterexample> Round::judge(const Case& c, std::span<const Answer> answers) {
-  auto verdict = property_.judge(impl_, c, answers);
+  // Every answer against the truth first, whatever the property: a relation
+  // compares answers with each other, and a function that turns wrong after
+  // N calls is consistently wrong. The property's own judgement adds to that.
+  auto verdict = against_the_truth(c, answers);
+  if (!verdict && property_.judge) verdict = property_.judge(impl_, c, answers);
   if (verdict) {
     verdict->implementation = impl_.name;
     verdict->spec = &spec_;
     verdict->property = property_.name;
   }
   return verdict;
+}
+
+std::optional<Counterexample> Round::against_the_truth(const Case& c, std::span<const Answer> answers) const {
+  const std::vector<Workload> asks = property_.asks(c);
+  for (std::size_t i = 0; i < asks.size() && i < answers.size(); ++i) {
+    auto finding = harness::judge(spec_, asks[i], answers[i]);
+    if (!finding) continue;
+    Counterexample cx;
+    cx.workload = asks[i];
+    cx.finding = std::move(*finding);
+    if (asks.size() > 1 && !(asks[i] == c.workload)) {
+      cx.related.push_back({"the case it was asked for, with " + std::to_string(asks.size() - 1) +
+                                " more workload(s) (" + property_.sentence + ")",
+                            c.workload, std::nullopt, nullptr});
+    }
+    return cx;
+  }
+  return std::nullopt;
 }
 
 }  // namespace chunkmeta::engine::detail

@@ -93,31 +93,106 @@ Failure Round::shrink(Failure failure, detail::ShrinkWatch& watch) {
     }
     return candidate;
   };
+  int flakes = 0;
   how.first_failing = [&](std::span<const Case> batch) -> std::optional<std::size_t> {
-    auto failing = first_failing(batch, only);
-    if (!failing) return std::nullopt;
-    latest = std::move(failing->second);
-    return failing->first;
+    for (std::size_t from = 0; from < batch.size() && flakes < kMostFlakes;) {
+      auto failing = first_failing(batch.subspan(from), only);
+      if (!failing) return std::nullopt;
+      const std::size_t at = from + failing->first;
+      // A step is taken only on a failure that holds: asked again, it fails again.
+      if (!asked_again_when_shrinking(failing->second) || holds_when_asked_again(batch[at])) {
+        latest = std::move(failing->second);
+        return at;
+      }
+      if (++flakes == kMostFlakes) {
+        watch.stopped_because("flaky: " + std::to_string(flakes) +
+                              " smaller cases failed once and passed when asked again");
+      }
+      from = at + 1;
+    }
+    return std::nullopt;
   };
   how.on_smaller = [&](const Case& smaller) {
     failure = Failure{smaller, std::move(latest), failure.index, {}};
     ++result_.shrinks;
     watch.on_failure(failure.counterexample);
   };
-  how.stop = [&watch] { return watch.should_stop(); };
+  // Each smaller case that still hangs costs a limit (and a restart): the shrink of a timeout gets
+  // a time of its own, and what it reached then is reported, not fully shrunk.
+  const auto started = Clock::now();
+  const bool costly = failure.counterexample.finding.kind == harness::FindingKind::timed_out;
+  how.stop = [&watch, &flakes, started, costly] {
+    if (costly && seconds_since(started) > kMostSecondsShrinkingATimeout) {
+      watch.stopped_because("time: each smaller case that hangs costs a timeout; shrinking stopped after " +
+                            std::to_string(static_cast<int>(kMostSecondsShrinkingATimeout)) + " s");
+      return true;
+    }
+    return flakes >= kMostFlakes || watch.should_stop();
+  };
   how.max_batch = 64;
   Case current = failure.found;
   harness::greedy_shrink(current, how);
   return failure;
 }
 
+bool Round::asked_again_when_found(const Counterexample& cx) {
+  // A cut call's failure costs its limit again: timeouts have their own confirmation, and a cost
+  // that grows faster than the work was measured over many calls.
+  return cx.finding.kind != harness::FindingKind::timed_out && cx.finding.kind != harness::FindingKind::superlinear_cost;
+}
+
+bool Round::asked_again_when_shrinking(const Counterexample& cx) {
+  using harness::FindingKind;
+  const auto kind = cx.finding.kind;
+  return asked_again_when_found(cx) && kind != FindingKind::crashed && kind != FindingKind::missing_output;
+}
+
+std::optional<Counterexample> Round::fails_again(const Case& c, std::vector<Answer>* answers) {
+  const auto asks = property_.asks(c);
+  auto again = answer_one_by_one(asks, false);
+  if (memo_ != nullptr) {
+    for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], again[a]);
+  }
+  auto verdict = judge(c, again);
+  if (answers != nullptr) *answers = std::move(again);
+  return verdict;
+}
+
+bool Round::interrupted() const { return options_.stop_requested && options_.stop_requested(); }
+
+bool Round::holds_when_asked_again(const Case& c, std::vector<Answer>* answers) {
+  // Once the run is interrupted the doors answer with the reference: asking again proves nothing.
+  return interrupted() || fails_again(c, answers) || interrupted();
+}
+
+bool Round::reproduces(Failure& found, detail::ShrinkWatch& watch) {
+  if (!asked_again_when_found(found.counterexample)) return true;
+  std::vector<Answer> answers;
+  for (int passed = 0; passed < kRetries; ++passed) {
+    if (holds_when_asked_again(found.found, &answers)) return true;
+  }
+  // Both answers in the report: the failing one (the finding's) and the last one asked again.
+  Counterexample& cx = found.counterexample;
+  const auto asks = property_.asks(found.found);
+  for (std::size_t a = 0; a < asks.size() && a < answers.size(); ++a) {
+    const auto* outcome = std::get_if<harness::Outcome>(&answers[a]);
+    if (!(asks[a] == cx.workload) || outcome == nullptr) continue;
+    cx.related.insert(cx.related.begin(), {"the same workload asked again: its answer then (it held each of " +
+                                               std::to_string(kRetries) + " times)",
+                                           asks[a], *outcome, nullptr});
+    break;
+  }
+  watch.flaky("it failed once and passed each of " + std::to_string(kRetries) +
+              " times the same case was asked again: a race, state kept between calls, or randomness");
+  return false;
+}
+
 bool Round::unconfirmed_timeout(const Counterexample& cx) const {
   // A program found idle with its answer due is stuck: no longer limit changes that. Once the run
   // is interrupted, the doors answer with the reference: a timeout is then reported as it stands
   // ("not fully shrunk (interrupted)"), never withdrawn by an answer that was not the program's.
-  const bool interrupted = options_.stop_requested && options_.stop_requested();
   return cx.finding.kind == harness::FindingKind::timed_out && !cx.finding.idle && impl_.confirm &&
-         !timeout_confirmed_before() && !interrupted;
+         !timeout_confirmed_before() && !interrupted();
 }
 
 std::optional<Failure> Round::asked_again(Failure failure) {
@@ -146,7 +221,9 @@ std::vector<const Counterexample*> Round::earlier_reports() const {
   std::vector<const Counterexample*> reports;
   if (known_ == nullptr) return reports;
   for (const auto& earlier : *known_) {
-    if (earlier.status == harness::kMinimal && earlier.duplicate_of.empty()) reports.push_back(&earlier);
+    // A cost that grows faster than the work is reported as found (its figures are the finding): tried too.
+    const bool final = earlier.status == harness::kMinimal || earlier.finding.kind == harness::FindingKind::superlinear_cost;
+    if (final && earlier.duplicate_of.empty()) reports.push_back(&earlier);
   }
   return reports;
 }
@@ -194,7 +271,8 @@ bool Round::report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watc
   // Marked "shrinking" in place: its outputs may be huge, and it is not copied for that.
   watch.on_failure(found.counterexample, unconfirmed_timeout(found.counterexample));
   if (impl_.shrinking) impl_.shrinking(true);
-  std::optional<Failure> held = found.counterexample.duplicate_of.empty() ? known_bug(found) : found;
+  const bool reproducible = reproduces(found, watch);
+  std::optional<Failure> held = !reproducible ? found : found.counterexample.duplicate_of.empty() ? known_bug(found) : found;
   if (!held) held = confirmed(found, shrink(found, watch), watch);
   if (impl_.shrinking) impl_.shrinking(false);
   if (!held) {
@@ -208,8 +286,12 @@ bool Round::report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watc
   result_.duplicate_of = cx.duplicate_of;
   cx.seed = seed;
   cx.cases_before_failure = cases_before;
-  cx.reproduce = "--seed " + std::to_string(seed) + " draws it again: case " + std::to_string(cases_before + 1) +
-                 " of property " + property_.name + ", then " + std::to_string(result_.shrinks) + " shrink steps";
+  cx.reproduce = !reproducible ? "--seed " + std::to_string(seed) + " draws the case again (case " +
+                                     std::to_string(cases_before + 1) + " of property " + property_.name +
+                                     "), but it did not fail again when asked " + std::to_string(kRetries) + " more times"
+                               : "--seed " + std::to_string(seed) + " draws it again: case " +
+                                     std::to_string(cases_before + 1) + " of property " + property_.name + ", then " +
+                                     std::to_string(result_.shrinks) + " shrink steps";
   if (!options_.rerun_command.empty()) cx.rerun_command = rerun_command(seed);
   std::string error;
   result_.files = watch.finish(cx, &error);

@@ -40,6 +40,10 @@ void ShrinkWatch::on_failure(harness::Counterexample& counterexample, bool confi
   const harness::Counterexample& shrinking = counterexample;
   const auto now = Clock::now();
   if (failures_++ == 0) {
+    // Each smaller case of a cost that grows faster than the work costs up to
+    // a long call's limit, and the figures are the finding: it is not shrunk.
+    if (counterexample.finding.kind == harness::FindingKind::superlinear_cost)
+      stopped_because("a cost that grows faster than the work is not shrunk: each smaller call costs seconds");
     first_failure_ = now;
     last_told_ = now;
     write(shrinking);
@@ -89,20 +93,22 @@ bool ShrinkWatch::should_stop() {
 }
 
 std::optional<harness::WrittenFiles> ShrinkWatch::finish(harness::Counterexample& counterexample, std::string* error) {
-  counterexample.status = stop_reason_.empty() || !failing() ? harness::kMinimal
-                                                             : "not fully shrunk (" + stop_reason_ + ")";
+  counterexample.status = !flaky_.empty()                     ? "flaky (" + flaky_ + ")"
+                          : stop_reason_.empty() || !failing() ? harness::kMinimal
+                                                               : "not fully shrunk (" + stop_reason_ + ")";
   std::optional<harness::WrittenFiles> files;
   if (slot_) files = slot_->write(counterexample, error, true);
   if (failing()) {
     // The minimal report the moment it exists, not only in the summary at the end
     // of the run (other properties may take long to pass).
     std::ostringstream line;
-    line << (stop_reason_.empty() ? "MINIMAL " : "SHRINKING STOPPED ") << label_ << ": "
+    line << (!flaky_.empty() ? "FLAKY " : stop_reason_.empty() ? "MINIMAL " : "SHRINKING STOPPED ") << label_ << ": "
          << harness::to_string(counterexample.finding.kind) << ": " << counterexample.finding.summary << " ("
          << counterexample.spec->units(counterexample.workload) << ") after " << failures_ - 1 << " steps, "
          << std::fixed << std::setprecision(1)
          << std::chrono::duration<double>(Clock::now() - first_failure_).count() << " s";
-    if (!stop_reason_.empty()) line << " (" << stop_reason_ << ")";
+    if (!flaky_.empty()) line << " (" << flaky_ << ")";
+    else if (!stop_reason_.empty()) line << " (" << stop_reason_ << ")";
     if (files) line << ", report: " << files->report.string();
     tell(line.str() + "\n");
   }

@@ -3,7 +3,8 @@
 //   found, marked "shrinking"; each smaller failing case replaces it;
 // - the last one is marked "minimal", or "not fully shrunk (why)" when the
 //   run was stopped: an interrupt (stop_requested), the suite's time budget,
-//   or the shrink budget of one finding;
+//   or the shrink budget of one finding; a superlinear_cost finding is not
+//   shrunk (its figures are the finding, and each step costs a long call);
 // - a stop before any failure ends the run's remaining cases at once.
 #pragma once
 
@@ -34,6 +35,8 @@ class ShrinkWatch {
   void stopped_because(std::string why) {
     if (stop_reason_.empty()) stop_reason_ = std::move(why);
   }
+  // The failure did not fail again when asked again: reported as found, "flaky (why)".
+  void flaky(std::string why) { flaky_ = std::move(why); }
   // Why the run ended early ("" when it ran to the end).
   const std::string& stop_reason() const { return stop_reason_; }
 
@@ -55,6 +58,7 @@ class ShrinkWatch {
   Clock::duration write_gap_{};  // the least time between two writes
   Clock::time_point last_told_{};
   std::string stop_reason_;
+  std::string flaky_;
 };
 
 }  // namespace chunkmeta::engine::detail

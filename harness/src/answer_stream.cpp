@@ -6,17 +6,16 @@ namespace chunkmeta::harness {
 namespace {
 
 // {"failure": {"kind", "summary", "detail"}}: the implementation could not
-// answer (a Python exception, a plugin that broke the ABI behind a relay).
+// answer (a Python exception, a plugin that broke the ABI behind a relay), or
+// changed its input.
 Misbehaviour failure_answer(const Json& failure) {
   const auto text = [&](const char* key) {
     return failure.is_object() && failure.contains(key) && failure[key].is_string() ? failure[key].get<std::string>()
                                                                                     : std::string();
   };
-  Misbehaviour m{FindingKind::raised, text("summary"), text("detail")};
-  for (auto kind : {FindingKind::malformed_output, FindingKind::crashed, FindingKind::timed_out,
-                    FindingKind::missing_output}) {
-    if (text("kind") == to_string(kind)) m.kind = kind;
-  }
+  // Any misbehaviour by its name (a program says which input it changed: changed_input); anything else, raised.
+  const auto named = parse_finding_kind(text("kind"));
+  Misbehaviour m{named && is_misbehaviour(*named) ? *named : FindingKind::raised, text("summary"), text("detail")};
   if (m.summary.empty()) m.summary = "could not answer: " + shortened_line(dump_line(failure));
   return m;
 }

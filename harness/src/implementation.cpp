@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/plugin.hpp"
@@ -102,8 +103,18 @@ std::string_view to_string(FindingKind kind) noexcept {
     case FindingKind::malformed_output: return "malformed_output";
     case FindingKind::missing_output: return "missing_output";
     case FindingKind::raised: return "raised";
+    case FindingKind::changed_input: return "changed_input";
+    case FindingKind::superlinear_cost: return "superlinear_cost";
   }
   return "unknown";
+}
+
+std::optional<FindingKind> parse_finding_kind(std::string_view name) noexcept {
+  // The kinds are numbered from 0 in order: the first without a name is past the last.
+  for (int k = 0; to_string(static_cast<FindingKind>(k)) != "unknown"; ++k) {
+    if (to_string(static_cast<FindingKind>(k)) == name) return static_cast<FindingKind>(k);
+  }
+  return std::nullopt;
 }
 
 bool is_misbehaviour(FindingKind kind) noexcept {
@@ -112,9 +123,60 @@ bool is_misbehaviour(FindingKind kind) noexcept {
     case FindingKind::timed_out:
     case FindingKind::malformed_output:
     case FindingKind::missing_output:
-    case FindingKind::raised: return true;
+    case FindingKind::raised:
+    case FindingKind::changed_input: return true;
     default: return false;
   }
+}
+
+namespace {
+
+// At most 32 entries of `values`, as a report shows a list.
+template <typename Int>
+std::string listed(std::span<const Int> values) {
+  constexpr std::size_t kShown = 32;
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size() && i < kShown; ++i)
+    text += (i == 0 ? "" : ", ") + std::to_string(values[i]);
+  if (values.size() > kShown) text += ", ... (" + std::to_string(values.size()) + " entries)";
+  return text + "]";
+}
+
+template <typename Int>
+std::optional<Misbehaviour> first_change(std::string_view field, std::span<const std::int64_t> sent,
+                                         std::span<const Int> now) {
+  const std::size_t common = std::min(sent.size(), now.size());
+  std::size_t i = 0;
+  while (i < common && sent[i] == static_cast<std::int64_t>(now[i])) ++i;
+  if (i == common && sent.size() == now.size()) return std::nullopt;
+  std::string what;
+  if (sent.size() != now.size())
+    what = "it had " + std::to_string(sent.size()) + " entries, has " + std::to_string(now.size()) + " after the call";
+  if (i < common) {
+    what += (what.empty() ? "" : "; ") + ("entry " + std::to_string(i) + " was " + std::to_string(sent[i]) + ", is " +
+                                          std::to_string(now[i]) + " after the call");
+  }
+  return Misbehaviour{FindingKind::changed_input, "changed its input " + std::string(field) + ": " + what,
+                      "sent:           " + listed(sent) + "\nafter the call: " + listed(now)};
+}
+
+}  // namespace
+
+std::optional<Misbehaviour> input_changed(std::string_view field, std::span<const std::int64_t> sent,
+                                          std::span<const std::int64_t> now) {
+  return first_change(field, sent, now);
+}
+
+std::optional<Misbehaviour> input_changed(std::string_view field, std::span<const std::int64_t> sent,
+                                          std::span<const std::int32_t> now) {
+  return first_change(field, sent, now);
+}
+
+Misbehaviour input_unreadable(std::string_view field, const std::string& why) {
+  return Misbehaviour{FindingKind::changed_input,
+                      "changed its input " + std::string(field) +
+                          ": after the call it is no longer the array it was sent",
+                      why};
 }
 
 std::vector<Answer> answer_batch(const Implementation& implementation, std::span<const Workload> workloads) {

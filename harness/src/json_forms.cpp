@@ -72,11 +72,12 @@ Json error_object(std::string_view code, std::string_view field, std::int64_t in
 // the domain (negative, above 2^31-1) is the library's to judge.
 std::variant<std::int64_t, InputError> read_integer(const Json& v, std::string_view field, std::int64_t index) {
   const std::string where = index == Error::kNoIndex ? std::string(field) : std::string(field) + "[" + std::to_string(index) + "]";
+  // Beyond uint64 the parser keeps only a double: its digits are not the caller's, so "about".
   const auto beyond_64_bits = [&](bool positive) {
-    return positive ? input_error("value_too_large", std::string(field), index,
-                                  where + " is " + v.dump() + "; values must be at most 2^31-1")
-                    : input_error("negative_value", std::string(field), index,
-                                  where + " is " + v.dump() + "; values must be at least 0");
+    const std::string given = where + " is " + (v.is_number_float() ? "about " : "") + v.dump() +
+                              ", out of range: it does not fit in int64";
+    return positive ? input_error("value_too_large", std::string(field), index, given + "; values must be at most 2^31-1")
+                    : input_error("negative_value", std::string(field), index, given + "; values must be at least 0");
   };
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();

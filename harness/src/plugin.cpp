@@ -36,16 +36,83 @@ struct GuardedBuffer {
   }
 };
 
+// The inputs a plugin is given: copies of the workload's arrays and scalars,
+// compared with the workload after the call. Its pointers are const, but C
+// can write through them: a plugin that changes what it was given is a
+// finding (changed_input), and the workload the harness judges with stays as it was.
+class SentInputs {
+ public:
+  SentInputs(const Spec& spec, const Workload& w) : spec_(spec), w_(w), scalars_(abi_scalars(spec, w)) {
+    for (const auto& input : spec.inputs()) {
+      if (!is_array(input.slot)) continue;
+      arrays_.push_back({input, array_in(w, input.slot, input.index)});
+    }
+  }
+  // The copy of the array in `slot` (the first of its kind), or nullptr when the spec does not read it.
+  const std::int64_t* data(Slot slot) const {
+    const auto* sent = find(slot);
+    return sent != nullptr ? sent->values.data() : nullptr;
+  }
+  std::int64_t length(Slot slot) const {
+    const auto* sent = find(slot);
+    return sent != nullptr ? static_cast<std::int64_t>(sent->values.size()) : 0;
+  }
+  // Every array, in the spec's order (ABI version 3).
+  std::vector<const std::int64_t*> all_data() const {
+    std::vector<const std::int64_t*> all;
+    for (const auto& sent : arrays_) all.push_back(sent.values.data());
+    return all;
+  }
+  std::vector<std::int64_t> all_lengths() const {
+    std::vector<std::int64_t> all;
+    for (const auto& sent : arrays_) all.push_back(static_cast<std::int64_t>(sent.values.size()));
+    return all;
+  }
+  const std::vector<std::int64_t>& scalars() const { return scalars_; }
+
+  // The first input the call changed, or nullopt.
+  std::optional<Misbehaviour> changed() const {
+    for (const auto& sent : arrays_) {
+      if (auto changed = input_changed(sent.input.name, array_in(w_, sent.input.slot, sent.input.index), sent.values))
+        return changed;
+    }
+    const std::vector<std::int64_t> given = abi_scalars(spec_, w_);
+    const auto [was, is] = std::mismatch(given.begin(), given.end(), scalars_.begin());
+    if (was == given.end()) return std::nullopt;
+    const std::size_t at = static_cast<std::size_t>(was - given.begin());
+    return Misbehaviour{FindingKind::changed_input,
+                        "changed its input " + std::string(abi_scalar_input(spec_, at)) + ": scalar " +
+                            std::to_string(at) + " of the ABI was " + std::to_string(*was) + ", is " +
+                            std::to_string(*is) + " after the call",
+                        ""};
+  }
+
+ private:
+  struct Array {
+    Input input;
+    std::vector<std::int64_t> values;
+  };
+  const Array* find(Slot slot) const {
+    const auto it = std::find_if(arrays_.begin(), arrays_.end(), [&](const Array& a) { return a.input.slot == slot; });
+    return it != arrays_.end() ? &*it : nullptr;
+  }
+  const Spec& spec_;
+  const Workload& w_;
+  std::vector<Array> arrays_;
+  std::vector<std::int64_t> scalars_;
+};
+
 Misbehaviour broke_abi(const std::string& what) {
   return Misbehaviour{FindingKind::malformed_output, "broke the plugin ABI: " + what, {}};
 }
 
-// The ABI's common protocol, for either version: buffers sized from the
-// spec (or a default for invalid input), guard words checked, a refusal read
-// as an Error, one regrowth when the plugin asks for more.
+// The ABI's common protocol, for every version: buffers sized from the
+// spec (or a default for invalid input), guard words checked, the inputs
+// (`sent`) compared with the workload, a refusal read as an Error, one
+// regrowth when the plugin asks for more.
 // `call(buffers, sizes, error_code, error_field, error_index)` runs compute.
 template <typename Call>
-Answer call_with_buffers(const Spec& spec, const Workload& w, Call&& call) {
+Answer call_with_buffers(const Spec& spec, const Workload& w, const SentInputs& sent, Call&& call) {
   const auto outputs = spec.outputs();
   const std::size_t count = outputs.size();
   std::vector<GuardedBuffer> buffers(count);
@@ -63,6 +130,7 @@ Answer call_with_buffers(const Spec& spec, const Workload& w, Call&& call) {
         return broke_abi(std::string("wrote past the end of ") + std::string(outputs[b].name) + " (capacity " +
                          std::to_string(capacity[b]) + ")");
     }
+    if (auto changed = sent.changed()) return std::move(*changed);
     switch (status) {
       case CHUNKMETA_OK: {
         Arrays arrays(count);
@@ -104,11 +172,12 @@ Answer call_with_buffers(const Spec& spec, const Workload& w, Call&& call) {
 }
 
 Answer call_v1(const chunkmeta_implementation_v1& impl, const Workload& w) {
-  const chunkmeta_workload_v1 input{w.chunk_size, w.num_computed_tokens.data(),
-                                    static_cast<std::int64_t>(w.num_computed_tokens.size()), w.query_start_loc.data(),
-                                    static_cast<std::int64_t>(w.query_start_loc.size())};
-  return call_with_buffers(default_spec(), w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
-                                                const char*& code, const char*& field, std::int64_t& index) {
+  const SentInputs sent(default_spec(), w);
+  const chunkmeta_workload_v1 input{w.chunk_size, sent.data(Slot::per_row), sent.length(Slot::per_row),
+                                    sent.data(Slot::offsets), sent.length(Slot::offsets)};
+  return call_with_buffers(default_spec(), w, sent,
+                           [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes, const char*& code,
+                               const char*& field, std::int64_t& index) {
     chunkmeta_output_v1 out{};
     out.cu_chunk_seqlen = buffers[0].storage.data();
     out.cu_chunk_seqlen_capacity = buffers[0].capacity;
@@ -137,15 +206,16 @@ bool fits_v2(const Spec& spec) {
 
 Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const Workload& w) {
   const std::string spec_name(spec.name());
+  const SentInputs sent(spec, w);
   const chunkmeta_workload_v2 input{spec_name.c_str(),
                                     w.chunk_size,
-                                    spec.reads(Slot::per_row) ? w.num_computed_tokens.data() : nullptr,
-                                    spec.reads(Slot::per_row) ? static_cast<std::int64_t>(w.num_computed_tokens.size()) : 0,
-                                    w.query_start_loc.data(),
-                                    static_cast<std::int64_t>(w.query_start_loc.size()),
+                                    sent.data(Slot::per_row),
+                                    sent.length(Slot::per_row),
+                                    sent.data(Slot::offsets),
+                                    sent.length(Slot::offsets),
                                     w.dtype == Dtype::int64 ? 64u : 32u};
-  return call_with_buffers(spec, w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
-                                        const char*& code, const char*& field, std::int64_t& index) {
+  return call_with_buffers(spec, w, sent, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
+                                              const char*& code, const char*& field, std::int64_t& index) {
     chunkmeta_output_v2 out{};
     for (std::size_t b = 0; b < buffers.size(); ++b) {
       out.arrays[b] = buffers[b].storage.data();
@@ -163,24 +233,18 @@ Answer call_v2(const chunkmeta_implementation_v2& impl, const Spec& spec, const 
 
 Answer call_v3(const chunkmeta_implementation_v3& impl, const Spec& spec, const Workload& w) {
   const std::string spec_name(spec.name());
-  std::vector<const std::int64_t*> arrays;
-  std::vector<std::int64_t> lengths;
-  const std::vector<std::int64_t> scalars = abi_scalars(spec, w);
-  for (const auto& input : spec.inputs()) {
-    if (!is_array(input.slot)) continue;
-    const auto& values = array_in(w, input.slot, input.index);
-    arrays.push_back(values.data());
-    lengths.push_back(static_cast<std::int64_t>(values.size()));
-  }
+  const SentInputs sent(spec, w);
+  const std::vector<const std::int64_t*> arrays = sent.all_data();
+  const std::vector<std::int64_t> lengths = sent.all_lengths();
   const chunkmeta_workload_v3 input{spec_name.c_str(),
-                                    static_cast<std::uint32_t>(scalars.size()),
-                                    scalars.data(),
+                                    static_cast<std::uint32_t>(sent.scalars().size()),
+                                    sent.scalars().data(),
                                     static_cast<std::uint32_t>(arrays.size()),
                                     arrays.data(),
                                     lengths.data(),
                                     w.dtype == Dtype::int64 ? 64u : 32u};
-  return call_with_buffers(spec, w, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
-                                        const char*& code, const char*& field, std::int64_t& index) {
+  return call_with_buffers(spec, w, sent, [&](std::vector<GuardedBuffer>& buffers, std::vector<std::int64_t>& sizes,
+                                              const char*& code, const char*& field, std::int64_t& index) {
     std::vector<std::int32_t*> outputs;
     std::vector<std::int64_t> capacities;
     for (auto& buffer : buffers) {
@@ -307,6 +371,23 @@ std::variant<std::vector<Implementation>, std::string> load_plugin(const std::st
     return "plugin " + path + " has no implementation named " + wanted + " (it has: " + names + ")";
   }
   return found;
+}
+
+namespace {
+// How many ABI scalars an input is passed as (abi_scalars).
+std::size_t abi_scalar_count(const Input& input) {
+  if (is_optional(input.slot)) return 2;
+  return is_flag(input.slot) || is_integer_scalar(input.slot) ? 1 : 0;
+}
+}  // namespace
+
+std::string_view abi_scalar_input(const Spec& spec, std::size_t position) {
+  for (const auto& input : spec.inputs()) {
+    const std::size_t count = abi_scalar_count(input);
+    if (position < count) return input.name;
+    position -= count;
+  }
+  return "(past the scalars)";
 }
 
 std::vector<std::int64_t> abi_scalars(const Spec& spec, const Workload& w) {

@@ -293,6 +293,8 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   if (cx.finding.expected) os << "  expected:  " << outcome_text(spec, *cx.finding.expected, shortened) << "\n";
   if (cx.finding.actual) {
     os << "  actual:    " << outcome_text(spec, *cx.finding.actual, shortened) << "\n";
+  } else if (cx.finding.kind == FindingKind::changed_input) {
+    os << "  actual:    (not judged: it changed its input during the call)\n";
   } else if (is_misbehaviour(cx.finding.kind)) {
     os << "  actual:    (no answer)\n";
   }

@@ -43,6 +43,8 @@ Answer Subprocess::ask_again(const Workload& workload, double expired) {
                                    [&] { return std::move(run(std::span<const Workload>(&workload, 1)).front()); });
 }
 
+std::string Subprocess::cost_growth() const { return state_->budget.cost_growth(); }
+
 const SubprocessStats& Subprocess::stats() const noexcept { return state_->stats; }
 
 std::vector<OwnCall> Subprocess::take_own_calls() {
@@ -166,6 +168,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
                                              " (killed; it may be stuck, or waiting for input after skipping a line)");
       hang.limit_seconds = timeout;
       hang.asked_twice = answers.size() == timed_out_once;
+      s.budget.explain_cut(hang, pending_units);  // a cost that grows faster than the work is named so, not a hang
       return fail(std::move(hang), true);
     }
     // A wait past half its limit may end in a kill: the process that would
@@ -273,6 +276,7 @@ Implementation subprocess_implementation(std::string name, const Spec& spec, con
   impl.compute_batch = [process](std::span<const Workload> ws) { return process->run(ws); };
   impl.shrinking = [process](bool shrinking) { process->set_shrinking(shrinking); };
   impl.confirm = [process](const Workload& w, double expired) { return process->ask_again(w, expired); };
+  impl.cost_growth = [process] { return process->cost_growth(); };
   impl.take_own_calls = [process] { return process->take_own_calls(); };
   impl.warm_up = [process] { process->warm_up(); };
   return impl;

@@ -119,7 +119,7 @@ std::int64_t shift_of(const Case& c) {
 
 }  // namespace
 
-Property matches_reference(const Spec& spec, std::string name, std::string sentence, rc::Gen<Workload> workloads,
+Property matches_reference(std::string name, std::string sentence, rc::Gen<Workload> workloads,
                            Classes classes, double case_share) {
   Property p;
   p.name = std::move(name);
@@ -127,34 +127,19 @@ Property matches_reference(const Spec& spec, std::string name, std::string sente
   p.case_share = case_share;
   p.draw = workload_cases(std::move(workloads));
   p.asks = ask_workload;
-  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
-    if (auto finding = harness::judge(spec, c.workload, answers[0])) return counterexample(c.workload, std::move(*finding));
-    return std::nullopt;
-  };
+  // No judgement of its own: the engine judges every answer against the reference (Round::against_the_truth).
   p.classes = case_classes(std::move(classes));
   return p;
 }
 
-Property satisfies_invariants(const Spec& spec, rc::Gen<Workload> workloads, Classes classes) {
+Property satisfies_invariants(rc::Gen<Workload> workloads, Classes classes) {
   Property p;
   p.name = "SatisfiesSpecInvariants";
   p.sentence = "satisfies the spec's invariants";
   p.draw = workload_cases(std::move(workloads));
   p.asks = ask_workload;
-  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
-    auto outcome = outcome_of(spec, c.workload, answers[0]);
-    if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
-    const Outcome& actual = std::get<Outcome>(outcome);
-    if (!actual.ok()) {
-      return counterexample(c.workload, Finding{FindingKind::unexpected_error, "refused a valid workload", std::nullopt,
-                                                actual, std::nullopt, std::nullopt, {}});
-    }
-    if (auto violation = spec.check_invariants(c.workload, actual.value())) {
-      return counterexample(c.workload, Finding{FindingKind::invariant_violated, "output breaks an invariant of its spec",
-                                                std::nullopt, actual, std::nullopt, std::move(violation), {}});
-    }
-    return std::nullopt;
-  };
+  // No judgement of its own: the engine judges every answer against the reference and then the invariants
+  // (Round::against_the_truth, harness::judge), which names the broken invariant with any finding.
   p.classes = case_classes(std::move(classes));
   return p;
 }
@@ -238,8 +223,7 @@ Property shift_invariance(const Spec& spec, std::string name, std::string senten
   return p;
 }
 
-Property rejects_invalid(const Spec& spec, rc::Gen<InvalidCase> cases,
-                         std::function<InvalidWorkload(const InvalidCase&)> invalid_of) {
+Property rejects_invalid(rc::Gen<InvalidCase> cases, std::function<InvalidWorkload(const InvalidCase&)> invalid_of) {
   Property p;
   p.name = "RejectsInvalidWorkloadsLikeTheReference";
   p.sentence = "rejects every invalid workload with the reference's code, field and index";
@@ -249,12 +233,7 @@ Property rejects_invalid(const Spec& spec, rc::Gen<InvalidCase> cases,
     return Case{std::move(drawn.valid), std::move(drawn.parameters)};
   };
   p.asks = [invalid_of](const Case& c) { return std::vector<Workload>{invalid_of({c.workload, c.parameters}).workload}; };
-  p.judge = [&spec, invalid_of](const Implementation&, const Case& c,
-                                std::span<const Answer> answers) -> std::optional<Counterexample> {
-    const Workload invalid = invalid_of({c.workload, c.parameters}).workload;
-    if (auto finding = harness::judge(spec, invalid, answers[0])) return counterexample(invalid, std::move(*finding));
-    return std::nullopt;
-  };
+  // No judgement of its own: the engine judges the answer against the reference's refusal (Round::against_the_truth).
   p.classes = [invalid_of](const Case& c) { return std::vector<std::string>{invalid_of({c.workload, c.parameters}).rule}; };
   return p;
 }

@@ -46,12 +46,12 @@ engine::PropertyTable house_table(const harness::Spec& spec, const ValueModel& v
   engine::PropertyTable table;
   table.spec = &spec;
   auto& properties = table.properties;
-  properties.push_back(matches_reference(spec, "MatchesReferenceOnEveryValidWorkload", plan.valid_sentence, valid, classes));
-  properties.push_back(matches_reference(spec, "MatchesReferenceOnHugeBatches", plan.huge_sentence, values.huge,
+  properties.push_back(matches_reference("MatchesReferenceOnEveryValidWorkload", plan.valid_sentence, valid, classes));
+  properties.push_back(matches_reference("MatchesReferenceOnHugeBatches", plan.huge_sentence, values.huge,
                                          values.huge_classes, 0.02));
-  const auto rejects = [&] { properties.push_back(rejects_invalid(spec, invalid_cases, invalid_of)); };
+  const auto rejects = [&] { properties.push_back(rejects_invalid(invalid_cases, invalid_of)); };
   if (plan.invalid_first) rejects();
-  properties.push_back(satisfies_invariants(spec, valid, classes));
+  properties.push_back(satisfies_invariants(valid, classes));
   if (!plan.invariants_sentence.empty()) properties.back().sentence = plan.invariants_sentence;
   for (auto& relation : plan.relations) properties.push_back(std::move(relation));
   if (!plan.invalid_first) rejects();

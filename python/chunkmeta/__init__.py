@@ -22,11 +22,13 @@ For an engine written in Python:
 * ``chunkmeta.strategies``: Hypothesis strategies for the same workloads.
 """
 
+import enum
 import functools
 import hashlib
 import importlib.util
 import inspect
 import json
+import numbers
 import os
 import re
 import shutil
@@ -34,6 +36,7 @@ import signal
 import sys
 import threading
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,13 +212,13 @@ class CheckIncomplete(CheckFailed):
 
 class _Database:
     """The example database: a folder per (spec, function) of corpus entries,
-    each a workload on which that function failed. Replayed first; an entry on
-    which the function no longer fails is removed, a new failure added. Where
+    each a workload on which that function failed. Replayed first; an entry the
+    run sent the function and it passed is removed, a new failure added. Where
     its folder cannot be written (a read-only working directory), failures go
     to ``examples/`` in the report folder, and are replayed from there too."""
 
     def __init__(self, root, spec, fn, report_dir=None):
-        identity = _identity(fn)  # two partials of one function are two functions
+        identity = _identity(fn)
         key = hashlib.sha256(f"{spec}:{identity}".encode()).hexdigest()[:16]
         self.root = Path(root)
         self.label = f"{spec} {identity}"
@@ -230,13 +233,43 @@ class _Database:
                 found += sorted(folder.glob("*.json"))
         return found
 
-    def update(self, replayed, failing_names, new_entries):
+    @staticmethod
+    def passed(replayed, result, spec, valid_only, exclude):
+        """The replayed entries the run sent the function, and it passed. The harness sends an engine
+        function (valid_only) no workload the reference refuses, none outside the stated domain, and after a
+        misbehaviour in the replay none at all; it does not say which entries it sent, so each entry is asked
+        of the harness's own replay with a probe in the function's place. When the replay failed, or sent the
+        function nothing (its first calls misbehaved), no entry counts as passed: they are all replayed again."""
+        if result["replay_failures"] or result["replayed_files"] == 0:
+            return []
+        passed = []
         for entry in replayed:
-            if entry.name not in failing_names:
-                try:
-                    entry.unlink(missing_ok=True)
-                except OSError:
-                    pass  # a read-only database keeps it: replayed again, it passes again
+            if _chunkmeta._spec_of_file(entry) is None:
+                passed.append(entry)  # unreadable: never to be judged, and it fails every run that replays it
+                continue
+            valid = _Database._sent(entry, spec, valid_only=True)
+            if valid is not None:
+                if exclude and set(exclude) & set(_chunkmeta._edge_classes(spec, valid)):
+                    continue  # outside the stated domain (invalid input has no edge classes)
+            elif valid_only or _Database._sent(entry, spec, valid_only=False) is None:
+                continue  # invalid input: an engine function is not sent it
+            passed.append(entry)
+        return passed
+
+    @staticmethod
+    def _sent(entry, spec, valid_only):
+        """The arguments the harness's replay of ``entry`` sends a function, as lists; None if it sends none."""
+        given = []
+        _chunkmeta._replay(lambda *arguments: given.append(arguments), spec=spec, name="python:chunkmeta:probe",
+                           paths=[entry], arrays="lists", valid_only=valid_only)
+        return given[0] if given else None
+
+    def update(self, passed, new_entries):
+        for entry in passed:
+            try:
+                entry.unlink(missing_ok=True)
+            except OSError:
+                pass  # a read-only database keeps it: replayed again, it passes again
         if new_entries:
             self._save(new_entries)
         for folder, root in ((self.folders[0], self.root), (self.folders[1], None)):
@@ -332,10 +365,31 @@ class _Alarm:
             os.kill(os.getpid(), signal.SIGALRM)
 
 
-def _check_callable(fn, spec):
+def _asynchronous(fn):
+    """What calling ``fn`` gives without running it ("a coroutine", "an async generator"), or None.
+    Looks through partials, bound methods and a callable object's ``__call__``; never through
+    ``__wrapped__``: a synchronous wrapper of an async function (asyncio.run inside) is synchronous."""
+    for candidate in (fn, getattr(type(fn), "__call__", None) if not inspect.isroutine(fn) else None):
+        if candidate is None or isinstance(fn, type):
+            continue
+        if inspect.iscoroutinefunction(candidate):
+            return "a coroutine"
+        if inspect.isasyncgenfunction(candidate):
+            return "an async generator"
+    return None
+
+
+def _check_callable(fn, spec, door="check"):
     """A user's mistake is a TypeError before anything runs, never a counterexample of fn."""
     if not callable(fn):
-        raise TypeError(f"chunkmeta.check() needs a function to check, not {type(fn).__name__} {fn!r}")
+        raise TypeError(f"chunkmeta.{door}() needs a function to {'check' if door == 'check' else 'replay against'}, "
+                        f"not {type(fn).__name__} {fn!r}")
+    gives = _asynchronous(fn)
+    if gives:
+        module, qualname = _describe(fn)
+        raise TypeError(f"chunkmeta.{door}() calls fn and reads what it returns; {module}.{qualname} is asynchronous: "
+                        f"its call returns {gives} without running it. Pass a synchronous function, e.g. "
+                        "lambda *args: asyncio.run(fn(*args))")
     inputs = [given["name"] for given in _DESCRIPTIONS[spec]["inputs"]]
     try:
         signature = inspect.signature(fn)
@@ -345,65 +399,163 @@ def _check_callable(fn, spec):
         signature.bind(*range(len(inputs)))
     except TypeError as why:
         expected = f"fn({', '.join(inputs)})"
-        raise TypeError(f"chunkmeta.check(spec={spec!r}) calls {expected}, which {_describe(fn)[1]}{signature} cannot "
-                        f"take: {why} (an unbound method? pass the bound one, or a function)") from None
+        raise TypeError(f"chunkmeta.{door}(spec={spec!r}) calls {expected}, which {_describe(fn)[1]}{signature} "
+                        f"cannot take: {why} (an unbound method? pass the bound one, or a function)") from None
 
 
-def _stable(value, depth=0):
-    """``value`` as text that is the same in every run and tells values apart:
-    a repr, unless it names a memory address (then its type), a function by
-    its identity, containers item by item."""
-    if depth > 4:
-        return f"<{type(value).__qualname__}>"
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return repr(value)
-    if isinstance(value, (tuple, list)):
-        inner = ", ".join(_stable(item, depth + 1) for item in value)
-        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_stable(k, depth + 1)}: {_stable(v, depth + 1)}"
-                               for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
-    if callable(value) and (inspect.isroutine(value) or isinstance(value, functools.partial)):
-        return _identity(value, depth + 1)
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a repr that raises names nothing
-        text = ""
-    if not text or re.search(r"0x[0-9a-fA-F]{4,}", text):
-        return f"<{type(value).__module__}.{type(value).__qualname__}>"
-    return text
+# What marks an array or a buffer: its contents are state (a reused buffer's values change between steps, a
+# torch.empty's are whatever was in memory), so it is keyed by its kind and dtype, never by its values.
+_ARRAY_ATTRIBUTES = ("__array__", "__array_interface__", "__cuda_array_interface__", "__dlpack__")
 
 
-def _identity(fn, depth=0):
-    """What names fn across runs, for its example database, and tells apart
-    what computes differently: its module and qualified name, what its closure
-    holds and its defaults (two closures of one factory are two functions); a
-    partial's function, arguments and keywords; a bound method's function and
-    its object. Never a memory address: the same function keys the same folder
-    in every run."""
-    if isinstance(fn, functools.partial):
-        keywords = sorted(fn.keywords.items())
-        return (f"partial({_identity(fn.func, depth + 1)}, args={_stable(fn.args, depth + 1)}, "
-                f"keywords={_stable(keywords, depth + 1)})")
-    if inspect.ismethod(fn):
-        return f"{_identity(fn.__func__, depth + 1)} bound to {_stable(fn.__self__, depth + 1)}"
-    module, qualname = _describe(fn)
-    identity = f"{module}.{qualname}:{getattr(fn, '__name__', '')}"
-    cells = getattr(fn, "__closure__", None) or ()
-    held = []
-    for cell in cells:
+def _array_kind(value):
+    """``value``'s kind and dtype when it is an array or a buffer, else None."""
+    if isinstance(value, (bytes, str)):
+        return None  # immutable: a value
+    kind = type(value)
+    if not any(hasattr(kind, name) for name in _ARRAY_ATTRIBUTES):
         try:
-            held.append(_stable(cell.cell_contents, depth + 1))
-        except ValueError:  # an empty cell
-            held.append("<empty>")
-    if held:
-        identity += f" closure=({', '.join(held)})"
-    defaults = getattr(fn, "__defaults__", None)
-    if defaults:
-        identity += f" defaults={_stable(defaults, depth + 1)}"
-    if not inspect.isroutine(fn) and not isinstance(fn, type):
-        identity += f" object={_stable(fn, depth + 1)}"  # a callable object: its state, where its repr shows it
-    return identity
+            memoryview(value).release()
+        except TypeError:
+            return None
+    for name in ("dtype", "typecode", "format"):  # torch and numpy, array.array, memoryview
+        dtype = getattr(value, name, None)
+        if dtype is not None:
+            return f"<array {_type_name(value)} {name}={dtype}>"
+    return f"<array {_type_name(value)}>"
+
+
+def _type_name(value):
+    return f"{type(value).__module__}.{type(value).__qualname__}"
+
+
+class _Keying:
+    """One function's key text (see _identity). ``path`` holds what is being keyed (by id, only while this
+    key is made, never in its text), so a function that holds itself, or an object its own attribute,
+    ends; ``depth`` bounds what a deep graph of objects could cost."""
+
+    MAX_DEPTH = 8
+
+    def __init__(self):
+        self.path = set()
+
+    def value(self, value, depth, open_objects):
+        """``value`` as text that is the same in every run and process and tells constants apart. An object
+        referenced directly (``open_objects``) is keyed by its type and its attributes; objects inside it by
+        their type only (what they hold is often state: a config's ids, a logger, a lock)."""
+        if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+            return repr(value)
+        if depth > self.MAX_DEPTH:
+            return f"<{_type_name(value)}>"
+        if id(value) in self.path:
+            return f"<recursive {_type_name(value)}>"
+        self.path.add(id(value))
+        try:
+            return self._unseen(value, depth + 1, open_objects)
+        finally:
+            self.path.discard(id(value))
+
+    def _unseen(self, value, depth, open_objects):
+        if isinstance(value, numbers.Number):
+            return f"{_type_name(value)}({value})"  # a numpy scalar is a constant, not a buffer
+        array = _array_kind(value)
+        if array is not None:
+            return array
+        if isinstance(value, (tuple, list)):
+            inner = ", ".join(self.value(item, depth, open_objects) for item in value)
+            return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+        if isinstance(value, (set, frozenset)):  # sorted: a set of strings iterates in a per-process order
+            return "{" + ", ".join(sorted(self.value(item, depth, open_objects) for item in value)) + "}"
+        if isinstance(value, dict):
+            items = sorted(f"{self.value(k, depth, open_objects)}: {self.value(v, depth, open_objects)}"
+                           for k, v in value.items())
+            return "{" + ", ".join(items) + "}"
+        if isinstance(value, types.ModuleType):
+            return f"<module {value.__name__}>"
+        if isinstance(value, type):
+            return f"<class {value.__module__}.{value.__qualname__}>"
+        if isinstance(value, enum.Enum):
+            return f"{_type_name(value)}.{value.name}"
+        if isinstance(value, types.CodeType):
+            return self.code(value, depth)
+        if isinstance(value, functools.partial) or inspect.isroutine(value):
+            return self.function(value, depth)
+        attributes = self._attributes(value)
+        if attributes is None:  # a value type of an extension (torch.dtype, torch.device): its repr, if it names no address
+            try:
+                text = repr(value)
+            except Exception:  # noqa: BLE001 - a repr that raises names nothing
+                text = ""
+            return text if text and not re.search(r"0x[0-9a-fA-F]{4,}", text) else f"<{_type_name(value)}>"
+        if not open_objects:
+            return f"<{_type_name(value)}>"
+        held = ", ".join(f"{name}={self.value(attribute, depth, False)}" for name, attribute in attributes)
+        return f"{_type_name(value)}({held})"
+
+    @staticmethod
+    def _attributes(value):
+        """An object's own attributes by name, or None when it keeps none in a __dict__ (a value type with
+        slots, such as a Path, whose lazily cached slots would change its key: its repr is what it is).
+        A functools.cached_property's value is left out: it appears once computed, and is state."""
+        own = getattr(value, "__dict__", None)
+        if not isinstance(own, dict):
+            return None
+        kind = type(value)
+        return sorted((name, attribute) for name, attribute in own.items()
+                      if not isinstance(getattr(kind, name, None), functools.cached_property))
+
+    def code(self, code, depth):
+        """What a function computes: its bytecode, names and constants (nested functions' code within), never
+        its line numbers or file (a function moved in its file is the same function)."""
+        constants = ", ".join(self.value(constant, depth, False) for constant in code.co_consts)
+        text = (f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|{code.co_freevars}|{code.co_cellvars}|"
+                f"{code.co_argcount},{code.co_posonlyargcount},{code.co_kwonlyargcount},{code.co_flags}|{constants}")
+        return f"code {hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+    def function(self, fn, depth):
+        if isinstance(fn, functools.partial):
+            return (f"partial({self.function(fn.func, depth)}, args={self.value(fn.args, depth, True)}, "
+                    f"keywords={self.value(dict(fn.keywords), depth, True)})")
+        if inspect.ismethod(fn):
+            return f"{self.function(fn.__func__, depth)} bound to {self.value(fn.__self__, depth, True)}"
+        module, qualname = _describe(fn)
+        identity = f"{module}.{qualname}:{getattr(fn, '__name__', '')}"
+        code = getattr(fn, "__code__", None)
+        if code is not None and not _names_it(module, qualname):
+            identity += f" {self.code(code, depth)}"  # lambdas and nested functions: their names are shared
+        held = []
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                held.append(self.value(cell.cell_contents, depth, True))
+            except ValueError:  # an empty cell
+                held.append("<empty>")
+        if held:
+            identity += f" closure=({', '.join(held)})"
+        for name in ("__defaults__", "__kwdefaults__"):
+            given = getattr(fn, name, None)
+            if given:
+                identity += f" {name.strip('_')}={self.value(given, depth, True)}"
+        if not inspect.isroutine(fn) and not isinstance(fn, type):  # a callable object: its __call__ and its state
+            identity += f" calls {self.function(type(fn).__call__, depth)} of {self.value(fn, depth, True)}"
+        return identity
+
+
+def _names_it(module, qualname):
+    """A module-level function or a method is named by its module and qualified name alone: its key then
+    survives a fix of its code, so its failures are replayed against the fix. Lambdas and functions made
+    inside functions share their names, so their code keys them too."""
+    return module not in ("?", None) and "<" not in qualname
+
+
+def _identity(fn):
+    """What names ``fn`` across calls and processes, for its example database, and tells apart what
+    computes differently: its module and qualified name (and its code, where that name is shared: a
+    lambda, a nested function); what its closure holds and its defaults (two closures of one factory
+    are two functions); a partial's function, arguments and keywords; a bound method's function and its
+    object's attributes. Arrays and buffers (tensors, numpy arrays, array.array, bytearray, memoryview,
+    anything with the buffer protocol or DLPack) by their kind and dtype only: their contents are state.
+    Never a memory address, an id or a per-process order (hash-randomised sets)."""
+    return _Keying().function(fn, 0)
 
 
 def shipped_corpus():
@@ -481,11 +633,10 @@ def check(fn, *, spec=None, settings=None, **changes):
     if alarm.caller_due:  # it came due after the last call
         alarm.hand_over()
     if database is not None:
-        failing = {cx["property"][len("replay "):] for cx in result["replay_failures"]
-                   if cx["property"].startswith("replay ")}
         reported = [cx for cx in result["replay_shrunk"]] + [p["counterexample"] for p in result["properties"]
                                                              if p["counterexample"] is not None]
-        database.update(replayed, failing, [cx["corpus_file"] for cx in reported if cx.get("corpus_file")])
+        database.update(database.passed(replayed, result, spec, run["valid_only"], run["exclude"]),
+                        [cx["corpus_file"] for cx in reported if cx.get("corpus_file")])
     outcomes = [PropertyOutcome(p["name"], p["passed"], p["skipped"], p["cases"], p["seconds"], p["calls"],
                                 p["counterexample"], p["planned"], p["complete"], p["not_run"])
                 for p in result["properties"]]
@@ -538,8 +689,8 @@ def replay(fn, *paths, spec=None, arrays=None, valid_only=True):
     Raises AssertionError with each failure's report; returns the number of files replayed.
     """
     __tracebackhide__ = True
-    if not callable(fn):
-        raise TypeError(f"chunkmeta.replay() needs a function to replay against, not {type(fn).__name__} {fn!r}")
+    if not callable(fn):  # before the paths: the first mistake named is the function
+        _check_callable(fn, DEFAULT_SPEC, "replay")
     module, qualname = _describe(fn)
     paths = [Path(p) for p in paths]
     if not paths:
@@ -553,6 +704,7 @@ def replay(fn, *paths, spec=None, arrays=None, valid_only=True):
         spec = found[0] if found else DEFAULT_SPEC
     if spec is not None and spec not in SPECS:
         raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
+    _check_callable(fn, spec, "replay")
     result = _chunkmeta._replay(fn, spec=spec, name=f"python:{module}:{qualname}", paths=paths,
                                 arrays=_arrays(arrays), valid_only=bool(valid_only))
     if result["files"] == 0:
@@ -560,4 +712,20 @@ def replay(fn, *paths, spec=None, arrays=None, valid_only=True):
                              f"is of spec {spec}")
     if not result["passed"]:
         raise AssertionError(f"chunkmeta.replay: {module}.{qualname} is wrong ({spec}).\n" + result["text"])
+    for report, status in _reports_among(paths):
+        # A report is a failure seen: one that passes now was fixed, or never failed again (flaky).
+        warnings.warn(f"chunkmeta.replay: {report} does not reproduce: {module}.{qualname} answers it right now "
+                      f"(the report's status: {status})", stacklevel=2)
     return result["files"]
+
+
+def _reports_among(paths):
+    """The counterexample reports (not corpus entries) among the files given, with their status."""
+    for path in paths:
+        for file in [path] if path.is_file() else sorted(path.rglob("*.report.json")):
+            try:
+                report = json.loads(file.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(report, dict) and "finding" in report:
+                yield file, report.get("status", "?")

@@ -57,7 +57,8 @@ _DEFAULTS = {
     # in one is tried; the summary counts what was left out.
     "exclude": (),
     # Seconds one call may take before it is cut short and reported as timed_out
-    # (while shrinking, at most 10x the slowest answer so far); 0 or None: no limit.
+    # (while shrinking, at most 10x the slowest answer so far; up to 10x the
+    # timeout for a call its size predicts to be long); 0 or None: no limit.
     "timeout": 10.0,
     # Print each stage and each failure as it happens.
     "verbose": False,

@@ -1,5 +1,7 @@
 #include "arrays.hpp"
 
+#include "module.hpp"
+
 #include <dlpack/dlpack.h>
 
 #include <algorithm>
@@ -43,6 +45,8 @@ struct Names {
   PyObject* untyped_storage = name("untyped_storage");  // torch 2
   PyObject* private_storage = name("_storage");         // torch 1.13: the same UntypedStorage
   PyObject* nbytes = name("nbytes");
+  PyObject* stride = name("stride");
+  PyObject* element_size = name("element_size");
 };
 const Names& names() {
   static const Names interned;
@@ -289,8 +293,34 @@ std::string describe_buffer(const Py_buffer& view, py::handle value) {
          std::to_string(view.itemsize) + "-byte items)";
 }
 
-// A list's or tuple's items as wide ints; a float, a bool or another type is a TypeError.
-std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argument) {
+// A Python int (or __index__) as int64; `where` names it ("seq_lens[3]") and
+// `index` is its entry (Error::kNoIndex for a scalar). One that no int64 holds
+// is chunkmeta.InvalidWorkload showing it as given: a value clamped to int64
+// would be named as though the caller had passed it.
+std::int64_t int64_of(py::handle value, const char* argument, const std::string& where, std::int64_t index) {
+  PyObject* object = value.ptr();
+  if (PyBool_Check(object) || PyFloat_Check(object) || !PyIndex_Check(object)) {
+    type_error(where + " must be an int, not " + type_name(value) + " (" + py::repr(value).cast<std::string>() + ")");
+  }
+  const py::object exact = py::reinterpret_steal<py::object>(PyNumber_Index(object));
+  if (!exact) throw py::error_already_set();
+  int overflow = 0;
+  const long long wide = PyLong_AsLongLongAndOverflow(exact.ptr(), &overflow);
+  if (overflow != 0) {
+    raise_invalid(where + " is " + py::str(exact).cast<std::string>() +
+                      ", out of range: it does not fit in int64 (-2^63 to 2^63-1), the integers the library reads",
+                  to_string(overflow > 0 ? ErrorCode::value_too_large : ErrorCode::negative_value), argument, index,
+                  "invalid_input");
+  }
+  if (wide == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return wide;
+}
+
+// A list's or tuple's items as wide ints; a float, a bool or another type is a
+// TypeError. Items are entries `first_index` on of `argument`; a table's row
+// `row` (-1: not a table) is named "argument[row][column]".
+std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argument, std::int64_t first_index = 0,
+                                           std::int64_t row = -1) {
   PyObject* sequence = value.ptr();
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
   PyObject** items = PySequence_Fast_ITEMS(sequence);
@@ -314,7 +344,9 @@ std::vector<std::int64_t> ints_of_sequence(py::handle value, const char* argumen
       }
       PyErr_Clear();
     }
-    out[static_cast<std::size_t>(i)] = to_int64(item, (std::string(argument) + "[" + std::to_string(i) + "]").c_str());
+    const std::string where = std::string(argument) + (row >= 0 ? "[" + std::to_string(row) + "]" : "") + "[" +
+                              std::to_string(i) + "]";
+    out[static_cast<std::size_t>(i)] = int64_of(item, argument, where, first_index + i);
   }
   return out;
 }
@@ -340,20 +372,7 @@ ArrayKind kind_of_results(std::initializer_list<ArrayKind> inputs) {
 }
 
 std::int64_t to_int64(py::handle value, const char* argument) {
-  PyObject* object = value.ptr();
-  if (PyBool_Check(object) || PyFloat_Check(object) || !PyIndex_Check(object)) {
-    type_error(std::string(argument) + " must be an int, not " + type_name(value) + " (" +
-               py::repr(value).cast<std::string>() + ")");
-  }
-  PyObject* index = PyNumber_Index(object);
-  if (index == nullptr) throw py::error_already_set();
-  int overflow = 0;
-  const long long wide = PyLong_AsLongLongAndOverflow(index, &overflow);
-  Py_DECREF(index);
-  if (overflow > 0) return std::numeric_limits<std::int64_t>::max();
-  if (overflow < 0) return std::numeric_limits<std::int64_t>::min();
-  if (wide == -1 && PyErr_Occurred()) throw py::error_already_set();
-  return wide;
+  return int64_of(value, argument, argument, Error::kNoIndex);
 }
 
 namespace {
@@ -383,6 +402,7 @@ InputArray::InputArray(py::handle value, const char* argument, int dimensions, b
     data_ = memory.data;
     columns_ = memory.columns;
     size_ = static_cast<std::size_t>(memory.rows * memory.columns);
+    memory_.enter(data_, size_ * size_of(type_), argument, MemoryInUse::Use::read);
     ++tensors_in_use;
     return;
   }
@@ -400,21 +420,23 @@ InputArray::InputArray(py::handle value, const char* argument, int dimensions, b
   }
   if (PyObject_CheckBuffer(value.ptr())) {
     kind_ = ArrayKind::numpy;
-    if (PyObject_GetBuffer(value.ptr(), &buffer_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+    Py_buffer& view = buffer_.view;
+    if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
       PyErr_Clear();
       type_error(std::string(argument) + " must be a contiguous array (this " + type_name(value) + " is not contiguous)");
     }
-    holds_buffer_ = true;
-    const bool int32 = has_type(buffer_, IntType::int32);
-    const bool int64 = int64_allowed && has_type(buffer_, IntType::int64);
-    if ((!int32 && !int64) || buffer_.ndim != dimensions) {
+    buffer_.held = true;
+    const bool int32 = has_type(view, IntType::int32);
+    const bool int64 = int64_allowed && has_type(view, IntType::int64);
+    if ((!int32 && !int64) || view.ndim != dimensions) {
       type_error(std::string(argument) + " must be a " + shape + " " + types + " array, not a " +
-                 describe_buffer(buffer_, value) + "; convert it explicitly, e.g. .astype(numpy.int32)");
+                 describe_buffer(view, value) + "; convert it explicitly, e.g. .astype(numpy.int32)");
     }
     type_ = int32 ? IntType::int32 : IntType::int64;
-    data_ = buffer_.buf;
-    columns_ = table ? buffer_.shape[1] : 1;
-    size_ = static_cast<std::size_t>(buffer_.shape[0] * columns_);
+    data_ = view.buf;
+    columns_ = table ? view.shape[1] : 1;
+    size_ = static_cast<std::size_t>(view.shape[0] * columns_);
+    memory_.enter(data_, size_ * size_of(type_), argument, MemoryInUse::Use::read);
     return;
   }
   type_error(std::string(argument) + " must be " + (table ? "a 2-D " : "an ") + types + " CPU tensor, a " + shape + " " +
@@ -430,8 +452,8 @@ void InputArray::copy_rows(py::handle value, const char* argument) {
     if (!is_list_or_tuple(row))
       type_error(std::string(argument) + " must be a list of lists of ints; its row " + std::to_string(index) + " is " +
                  type_name(row));
-    ++index;
-    const auto entries = ints_of_sequence(row, argument);
+    const auto entries = ints_of_sequence(row, argument, static_cast<std::int64_t>(values_.size()),
+                                          static_cast<std::int64_t>(index++));
     if (columns_ >= 0 && static_cast<std::int64_t>(entries.size()) != columns_)
       type_error(std::string(argument) + " must have rows of one length (" + std::to_string(columns_) + "), not " +
                  std::to_string(entries.size()));
@@ -442,7 +464,6 @@ void InputArray::copy_rows(py::handle value, const char* argument) {
 }
 
 InputArray::~InputArray() {
-  if (holds_buffer_) PyBuffer_Release(&buffer_);
   if (kind_ == ArrayKind::torch) --tensors_in_use;
 }
 
@@ -612,53 +633,106 @@ py::object Results::finish(std::initializer_list<std::int64_t> rows) {
 OutBuffer::OutBuffer(py::handle value, const char* name, IntType type, Shape shape) : columns_(shape.columns) {
   const char* wanted = type == IntType::int32 ? "a writable int32 CPU tensor or numpy array"
                                               : "a writable int64 CPU tensor or numpy array";
+  const auto bytes = [&] { return static_cast<std::size_t>(rows_ * columns_) * size_of(type); };
   if (is_tensor(value)) {
     const TensorMemory memory = tensor_memory(value, name, type, shape, wanted);
     data_ = memory.data;
     rows_ = memory.rows;
+    memory_.enter(data_, bytes(), name, MemoryInUse::Use::written);
     tensor_ = true;
     ++tensors_in_use;
     return;
   }
   if (!PyObject_CheckBuffer(value.ptr())) type_error(std::string(name) + " must be " + wanted + ", not " + type_name(value));
-  if (PyObject_GetBuffer(value.ptr(), &buffer_, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+  Py_buffer& view = buffer_.view;
+  if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
     PyErr_Clear();
     type_error(std::string(name) + " must be " + wanted + " (this " + type_name(value) +
                " is read-only or not contiguous)");
   }
-  holds_buffer_ = true;
-  const bool shaped = buffer_.ndim == shape.dimensions() && (!shape.table || buffer_.shape[1] == shape.columns);
-  if (!has_type(buffer_, type) || !shaped) {
+  buffer_.held = true;
+  const bool shaped = view.ndim == shape.dimensions() && (!shape.table || view.shape[1] == shape.columns);
+  if (!has_type(view, type) || !shaped) {
     type_error(std::string(name) + " must be a " + dtype_name(type) + " array " + shape_wanted(shape) + ", not a " +
-               describe_buffer(buffer_, value));
+               describe_buffer(view, value));
   }
-  data_ = buffer_.buf;
-  rows_ = buffer_.shape[0];
+  data_ = view.buf;
+  rows_ = view.shape[0];
+  memory_.enter(data_, bytes(), name, MemoryInUse::Use::written);
 }
 
 OutBuffer::~OutBuffer() {
-  if (holds_buffer_) PyBuffer_Release(&buffer_);
   if (tensor_) --tensors_in_use;
 }
 
-void refuse_overlaps(std::initializer_list<Region> outputs, std::initializer_list<Region> inputs) {
-  const auto overlap = [](const Region& a, const Region& b) {
-    const auto* a0 = static_cast<const std::byte*>(a.data);
-    const auto* b0 = static_cast<const std::byte*>(b.data);
-    return a.bytes > 0 && b.bytes > 0 && a0 < b0 + b.bytes && b0 < a0 + a.bytes;
-  };
-  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
-    for (auto other = outputs.begin(); other != out; ++other) {
-      if (overlap(*out, *other))
-        throw py::value_error(std::string(out->name) + " overlaps " + other->name +
-                              ": each output needs memory of its own");
-    }
-    for (const auto& input : inputs) {
-      if (overlap(*out, input))
-        throw py::value_error(std::string(out->name) + " overlaps the input " + input.name +
-                              ": the outputs cannot be written over what is being read");
-    }
+namespace {
+thread_local MemoryInUse* last_in_use = nullptr;  // this thread's memory in use, newest last
+}  // namespace
+
+void MemoryInUse::enter(const void* data, std::size_t bytes, const char* name, Use use) {
+  if (bytes == 0 || data == nullptr) return;  // nothing to read or write over
+  begin_ = static_cast<const std::byte*>(data);
+  end_ = begin_ + bytes;
+  name_ = name;
+  use_ = use;
+  for (const MemoryInUse* other = last_in_use; other != nullptr; other = other->previous_) {
+    if (use_ == Use::read && other->use_ == Use::read) continue;
+    if (!(begin_ < other->end_ && other->begin_ < end_)) continue;
+    const MemoryInUse& output = use_ == Use::written ? *this : *other;
+    const MemoryInUse& overlapped = use_ == Use::written ? *other : *this;
+    throw py::value_error(std::string(output.name_) + " overlaps " +
+                          (overlapped.use_ == Use::written ? std::string(overlapped.name_) +
+                                                                 ": each output needs memory of its own"
+                                                           : "the input " + std::string(overlapped.name_) +
+                                                                 ": the outputs cannot be written over what is being read"));
   }
+  previous_ = last_in_use;
+  if (previous_ != nullptr) previous_->next_ = this;
+  last_in_use = this;
+  entered_ = true;
+}
+
+MemoryInUse::~MemoryInUse() {
+  if (!entered_) return;
+  if (previous_ != nullptr) previous_->next_ = next_;
+  if (next_ != nullptr) {
+    next_->previous_ = previous_;
+  } else {
+    last_in_use = previous_;
+  }
+}
+
+void MemoryInUse::enter_argument(py::handle value, const char* name) {
+  // The span of memory strides reach from a base address: lowest and highest byte touched.
+  const auto extent = [&](const void* base, int ndim, auto&& shape, auto&& stride, std::int64_t item_bytes) {
+    std::int64_t low = 0, high = item_bytes;
+    for (int d = 0; d < ndim; ++d) {
+      if (shape(d) == 0) return;
+      const std::int64_t reach = (shape(d) - 1) * stride(d);
+      (reach < 0 ? low : high) += reach;
+    }
+    enter(static_cast<const std::byte*>(base) + low, static_cast<std::size_t>(high - low), name, Use::read);
+  };
+  if (is_tensor(value)) {
+    if (attribute(value, names().is_cpu).ptr() != Py_True) return;  // another device's memory
+    const py::tuple sizes(attribute(value, names().shape));
+    const py::tuple strides(call_method(value, names().stride));
+    const auto item_bytes = py::cast<std::int64_t>(call_method(value, names().element_size));
+    const void* data = PyLong_AsVoidPtr(call_method(value, names().data_ptr).ptr());
+    if (data == nullptr && PyErr_Occurred()) throw py::error_already_set();
+    extent(data, static_cast<int>(sizes.size()), [&](int d) { return py::cast<std::int64_t>(sizes[d]); },
+           [&](int d) { return py::cast<std::int64_t>(strides[d]) * item_bytes; }, item_bytes);
+    return;
+  }
+  if (!PyObject_CheckBuffer(value.ptr())) return;
+  Py_buffer view{};
+  if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return;  // memory the buffer protocol does not describe: nothing to compare with
+  }
+  const std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> held(&view, PyBuffer_Release);
+  extent(view.buf, view.ndim, [&](int d) { return std::int64_t{view.shape[d]}; },
+         [&](int d) { return std::int64_t{view.strides[d]}; }, std::int64_t{view.itemsize});
 }
 
 py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, IntType type) {

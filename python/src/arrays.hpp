@@ -43,6 +43,50 @@ struct Shape {
   int dimensions() const { return table ? 2 : 1; }
 };
 
+// A buffer's export, released with its holder (a constructor that throws after taking it included).
+struct BufferExport {
+  Py_buffer view{};
+  bool held = false;
+  BufferExport() = default;
+  BufferExport(const BufferExport&) = delete;
+  BufferExport& operator=(const BufferExport&) = delete;
+  ~BufferExport() {
+    if (held) PyBuffer_Release(&view);
+  }
+};
+
+// Memory one drop-in call reads in place (an input) or writes (an out=
+// buffer), registered on this thread for as long as it is alive. Whichever of
+// two arrives second is checked against the first: memory written that
+// overlaps any other is a ValueError naming both (the library writes each
+// output whole while reading the inputs, so overlapping memory would give
+// wrong metadata or change the caller's input without a word). InputArray and
+// OutBuffer register themselves, so a drop-in cannot leave one out.
+class MemoryInUse {
+ public:
+  enum class Use { read, written };
+  MemoryInUse() = default;
+  MemoryInUse(const MemoryInUse&) = delete;
+  MemoryInUse& operator=(const MemoryInUse&) = delete;
+  ~MemoryInUse();
+  // Registers `bytes` from `data`, after checking them against what is in use;
+  // `name` (the argument, e.g. "out[0] (cu_chunk_seqlen)") must outlive this.
+  void enter(const void* data, std::size_t bytes, const char* name, Use use);
+  // An argument whose memory is not read yet must not be written over (FLA's
+  // cu_seqlens when its values come from cu_seqlens_cpu): a CPU tensor's or a
+  // buffer's extent, of any dtype and strides; nothing for anything else.
+  void enter_argument(py::handle value, const char* name);
+
+ private:
+  const std::byte* begin_ = nullptr;
+  const std::byte* end_ = nullptr;
+  const char* name_ = nullptr;
+  Use use_ = Use::read;
+  MemoryInUse* previous_ = nullptr;
+  MemoryInUse* next_ = nullptr;
+  bool entered_ = false;
+};
+
 // The integers of one input argument: a view of a tensor's or a buffer's
 // memory (no copy), or the values of a list or tuple of ints, copied wide (they
 // may lie outside int32, to be named by validation).
@@ -82,13 +126,14 @@ class InputArray {
   std::size_t size_ = 0;
   std::int64_t columns_ = 1;
   std::vector<std::int64_t> values_;
-  Py_buffer buffer_{};
-  bool holds_buffer_ = false;
+  BufferExport buffer_;
   py::object owner_;  // the tensor whose memory is read
+  MemoryInUse memory_;  // what is read in place, while it is read
 };
 
-// A Python int (or an object with __index__, not a bool) as int64, saturating
-// beyond it so that validation names the value as too large or negative.
+// A Python int (or an object with __index__, not a bool) as int64. One that no
+// int64 holds is chunkmeta.InvalidWorkload (value_too_large or negative_value on
+// field `argument`) showing the value as given, never clamped to int64.
 std::int64_t to_int64(py::handle value, const char* argument);
 
 // New results, made in one allocation: `capacities` arrays of one integer type,
@@ -127,7 +172,8 @@ class Results {
 };
 
 // A caller's buffer results are written into (`out=`): a writable, C-contiguous
-// CPU tensor or buffer of `type` and `shape` (1-D, or (rows, k) for a table of k); TypeError naming `name` otherwise.
+// CPU tensor or buffer of `type` and `shape` (1-D, or (rows, k) for a table of k); TypeError naming `name` otherwise,
+// ValueError naming both when it overlaps an input or another output in use (MemoryInUse).
 class OutBuffer {
  public:
   OutBuffer(py::handle value, const char* name, IntType type, Shape shape = {});
@@ -145,9 +191,9 @@ class OutBuffer {
   void* data_ = nullptr;
   std::int64_t rows_ = 0;
   int columns_ = 1;
-  Py_buffer buffer_{};
-  bool holds_buffer_ = false;
+  BufferExport buffer_;
   bool tensor_ = false;
+  MemoryInUse memory_;  // what is written, checked against every input and output in use
 };
 
 // Whether this thread reads or writes a tensor's memory (an InputArray or an
@@ -155,17 +201,6 @@ class OutBuffer {
 // thread could give the tensor other storage (t.set_()) and free this one.
 // A buffer's export, or our own results, keep their memory however long.
 bool tensor_memory_in_use();
-
-// A range of memory an argument names, for refuse_overlaps().
-struct Region {
-  const void* data;
-  std::size_t bytes;
-  const char* name;
-};
-// ValueError when an output overlaps another output or an input: the library
-// writes each output whole, reading the inputs meanwhile, so overlapping
-// memory would give wrong metadata without a word.
-void refuse_overlaps(std::initializer_list<Region> outputs, std::initializer_list<Region> inputs);
 
 // An argument for the function under test, as the engine would pass it.
 py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, IntType type = IntType::int32);

@@ -134,6 +134,16 @@ const char* count_word(std::size_t n) {
 // The spec's outputs from what fn returned (the one array, or a sequence of
 // them in the spec's order), each of the dtype the spec gives it.
 Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
+  // A plain def that returns a coroutine (an async function behind a wrapper): closed, so that no
+  // "never awaited" warning outlives the call, and named (check() refuses async functions up front).
+  if (PyCoro_CheckExact(result.ptr()) || PyAsyncGen_CheckExact(result.ptr()) ||
+      py::hasattr(result, "__await__")) {
+    const std::string type = Py_TYPE(result.ptr())->tp_name;
+    if (py::hasattr(result, "close")) result.attr("close")();
+    return Misbehaviour{FindingKind::malformed_output,
+                        "returned a " + type + " (an awaitable) instead of its answer: the engine calls it "
+                        "synchronously; await it inside (asyncio.run) or pass a synchronous function", ""};
+  }
   const auto outputs = spec.outputs();
   const bool one = outputs.size() == 1;
   if (!one && !PyTuple_Check(result.ptr()) && !PyList_Check(result.ptr())) {
@@ -169,14 +179,19 @@ Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
   return Outcome(std::move(arrays));
 }
 
+// Ctrl-C and check()'s alarm: they end the call, whatever fn's code was doing when they came.
+bool goes_to_the_caller(const py::error_already_set& raised) {
+  return raised.matches(PyExc_KeyboardInterrupt) ||
+         (shrink_timeout_type != nullptr && raised.matches(*shrink_timeout_type));
+}
+
 // answer_of, where reading what fn returned raised: a malformed result
 // (the alarm's timeout and Ctrl-C go on to the caller).
 Answer read_result(const Spec& spec, py::handle result, const Workload& w) {
   try {
     return answer_of(spec, result, w);
   } catch (py::error_already_set& raised) {
-    if (raised.matches(PyExc_KeyboardInterrupt) || (shrink_timeout_type != nullptr && raised.matches(*shrink_timeout_type)))
-      throw;
+    if (goes_to_the_caller(raised)) throw;
     const Answer why = answer_for_exception(raised);
     const auto* m = std::get_if<Misbehaviour>(&why);
     return Misbehaviour{FindingKind::malformed_output,
@@ -210,6 +225,32 @@ py::tuple arguments_of(const Spec& spec, ArrayKind kind, const Workload& w) {
                               int64 ? IntType::int64 : IntType::int32);
   }
   return arguments;
+}
+
+// The first input fn changed in place, compared after its call with what it
+// was sent (the workload's own arrays: no copy is kept), or nullopt. Ints,
+// None and bools cannot change; tensors, arrays and lists can. Fn's code
+// may run here (a list item's __index__): its timeout and Ctrl-C go on to the caller.
+std::optional<Misbehaviour> input_changed_by(const Spec& spec, const py::tuple& arguments, const Workload& w) {
+  const auto inputs = spec.inputs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!is_array(inputs[i].slot)) continue;
+    const auto& sent = array_in(w, inputs[i].slot, inputs[i].index);
+    const std::string name(inputs[i].name);
+    std::optional<Misbehaviour> changed;
+    try {
+      const InputArray now(arguments[i], name.c_str(), true);
+      changed = now.type() == IntType::int32 ? harness::input_changed(name, sent, now.int32())
+                                             : harness::input_changed(name, sent, now.int64());
+    } catch (py::error_already_set& raised) {
+      if (goes_to_the_caller(raised)) throw;
+      changed = harness::input_unreadable(name, type_name_of(raised.value()) + ": " + text_of(raised.value()));
+    } catch (std::exception& refused) {  // InputArray's TypeError: another type, shape or memory now
+      changed = harness::input_unreadable(name, refused.what());
+    }
+    if (changed) return changed;
+  }
+  return std::nullopt;
 }
 
 // What a Python implementation shares with the run: Ctrl-C, and the time its
@@ -308,9 +349,10 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
   const double units = harness::CallBudget::units_of(spec, w);
   const double budget = state.alarm ? state.budget.limit(units) : 0;
   const auto start = std::chrono::steady_clock::now();
+  py::tuple arguments;
   try {
     // The arguments are made before the alarm is armed: only fn itself is ever cut short.
-    const py::tuple arguments = arguments_of(spec, kind, w);
+    arguments = arguments_of(spec, kind, w);
     if (budget > 0) {
       if (state.watchdog) state.watchdog->begin(w, budget, state.timeout);
       state.arm(budget);
@@ -319,6 +361,9 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Reading the result runs fn's code too (a result's __index__, __len__, __iter__): under the same alarm.
     Answer answer = read_result(spec, result, w);
+    if (std::holds_alternative<Outcome>(answer)) {
+      if (auto changed = input_changed_by(spec, arguments, w)) answer = std::move(*changed);
+    }
     if (budget > 0) state.arm(0);
     if (state.watchdog) state.watchdog->end();
     if (++state.calls > 1) state.budget.measured(units, took);  // the first call pays the lazy set-up
@@ -339,13 +384,24 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
       Misbehaviour hang{FindingKind::timed_out, std::string("gave no answer within ") + seconds + " s" + why + "; cut short",
                         ""};
       hang.limit_seconds = budget;
+      state.budget.explain_cut(hang, units);  // a cost that grows faster than the work is named so, not a hang
       return hang;
     }
     if (raised.matches(PyExc_KeyboardInterrupt)) {
       state.interrupted = true;
       return spec.reference(w);
     }
-    return answer_for_exception(raised);
+    Answer answer = answer_for_exception(raised);
+    // A rejection is an answer too: what fn changed before it raised is judged.
+    if (std::holds_alternative<Outcome>(answer) && arguments.size() == spec.inputs().size()) {
+      try {
+        if (auto changed = input_changed_by(spec, arguments, w)) answer = std::move(*changed);
+      } catch (py::error_already_set&) {  // Ctrl-C while comparing: as during the call
+        state.interrupted = true;
+        return spec.reference(w);
+      }
+    }
+    return answer;
   }
 }
 
@@ -387,6 +443,7 @@ PythonImplementation python_implementation(py::object fn, std::string name, cons
                                                                                      double expired) {
     return state->budget.confirming(expired, harness::CallBudget::units_of(spec, w), [&] { return compute(w); });
   };
+  out.implementation.cost_growth = [state] { return state->budget.cost_growth(); };
   return out;
 }
 
@@ -612,6 +669,8 @@ std::vector<std::string> edge_classes_of(const std::string& spec_name, const py:
     if (inputs[i].wide && !array.copied() && array.type() == IntType::int64) w.dtype = harness::Dtype::int64;
   }
   spec.fill_unread_rows(w);
+  // The classes are a valid workload's: the generators' names assume the domain (a row count that matches).
+  if (auto error = spec.validate(w)) raise_invalid(*error);
   return properties::table_of(spec).workload_classes(w);
 }
 

@@ -90,11 +90,6 @@ auto without_gil_if_large(std::int64_t entries, Compute&& compute) {
   return compute();
 }
 
-template <typename Int>
-Region region(std::span<Int> values, const char* name) {
-  return {values.data(), values.size_bytes(), name};
-}
-
 // A METH_FASTCALL | METH_KEYWORDS function as a PyMethodDef's function pointer.
 template <typename Function>
 PyCFunction fastcall(Function* function) {

@@ -156,3 +156,59 @@ def test_outputs_of_another_dtype_than_int32_are_malformed(tmp_path):
         chunkmeta.check(int64_outputs, cases=50, seed=4, corpus=[], database=None, report_dir=tmp_path)
     assert "malformed_output" in str(raised.value)
     assert "of dtype int64; the spec gives int32" in str(raised.value)
+
+
+def _right_then(change, before=False):
+    """Mamba's function, right, that changes its arguments in place with `change(C, c, q)` (before computing, as
+    an engine rebasing its offsets does, or after)."""
+    def fn(chunk_size, num_prefills, computed, starts):
+        if before:
+            change(chunk_size, computed, starts)
+        result = reference_procedure.compute_chunk_metadata(chunk_size, num_prefills, computed, starts)
+        if not before:
+            change(chunk_size, computed, starts)
+        return result
+    return fn
+
+
+def _remainder_in_place(C, c, q):
+    c %= C
+
+
+def _rebase_in_place(C, c, q):
+    q -= q[0].item()
+
+
+def _empties_the_checkpoint_offsets(chunk_size, num_prefills, computed, starts, checkpoint_offsets_p):
+    result = chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, starts, list(checkpoint_offsets_p))
+    checkpoint_offsets_p.clear()
+    return result
+
+
+# The issue's four: a function that answers right and changes an argument it was given, and the input it changes.
+IN_PLACE_CHANGES = {
+    "c %= C": ("mamba", _right_then(_remainder_in_place), "num_computed_tokens"),
+    "q -= q[0]": ("mamba", _right_then(_rebase_in_place, before=True), "query_start_loc"),
+    "c.zero_() after computing": ("mamba", _right_then(lambda C, c, q: c.zero_()), "num_computed_tokens"),
+    "checkpoint_offsets_p emptied": ("mamba.checkpointed_chunks", _empties_the_checkpoint_offsets,
+                                     "checkpoint_offsets"),
+}
+
+
+@pytest.mark.parametrize("corpus", [None, []], ids=["corpus replayed", "properties only"])
+@pytest.mark.parametrize("change", list(IN_PLACE_CHANGES))
+def test_a_right_answer_from_a_function_that_changes_its_input_is_a_changed_input_finding_naming_it(change, corpus,
+                                                                                                  tmp_path):
+    spec, fn, changed = IN_PLACE_CHANGES[change]
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(fn, spec=spec, seed=5, fail_fast=True, valid_only=True, corpus=corpus, report_dir=tmp_path)
+    assert "changed_input: changed its input " + changed in str(failed.value)
+    reports = [json.loads(path.read_text()) for path in tmp_path.glob("*.report.json")]
+    assert reports and all(report["finding"] == "changed_input" for report in reports)
+    smallest = min(reports, key=lambda report: report["rows"])
+    assert smallest["summary"].startswith(f"changed its input {changed}: ")
+    # Minimal: the one row (or, for the offsets alone, none) that the change shows on.
+    assert smallest["rows"] <= 1
+    # The detail shows what it was sent (the case's own values) and what the call left.
+    sent = smallest["workload"][changed]
+    assert smallest["detail"].splitlines()[0] == "sent:           [" + ", ".join(map(str, sent)) + "]"

@@ -411,3 +411,224 @@ def test_a_read_only_numpy_out_buffer_is_refused():
     with pytest.raises(TypeError, match="read-only"):
         chunkmeta.compute_chunk_metadata(4, 1, [0], [0, 5], out=(read_only, numpy.zeros(10, numpy.int32),
                                                                  numpy.zeros(10, numpy.int32)))
+
+
+# --- Every drop-in's out= and integer arguments, generated over the package's drop-ins ---
+
+# One valid call of each drop-in that writes into out= buffers (arrays as lists,
+# scalars as ints), and of each form that adds an input: the only per-drop-in
+# fact the generated tests below need. A drop-in the package gains without a
+# call here fails test_every_drop_in_taking_out_has_a_valid_call_here.
+VALID_CALLS = {
+    "compute_chunk_metadata": [
+        dict(chunk_size=8, num_prefills=2, num_computed_tokens_p_cpu=[0, 3], query_start_loc_p_cpu=[0, 9, 20]),
+        dict(chunk_size=8, num_prefills=2, num_computed_tokens_p_cpu=[0, 3], query_start_loc_p_cpu=[0, 9, 20],
+             checkpoint_offsets_p=[4, 0]),
+    ],
+    "prepare_chunk_indices": [dict(cu_seqlens=[0, 5, 12], chunk_size=4),
+                              dict(cu_seqlens=[0, 5, 12], chunk_size=4, cu_seqlens_cpu=[0, 5, 12])],
+    "prepare_chunk_offsets": [dict(cu_seqlens=[0, 5, 12], chunk_size=4),
+                              dict(cu_seqlens=[0, 5, 12], chunk_size=4, cu_seqlens_cpu=[0, 5, 12])],
+    "mamba_checkpoint_plan": [dict(chunk_size=4, block_size=8, num_computed_tokens_p=[0, 3],
+                                   query_start_loc_p=[0, 9, 20])],
+    "causal_conv1d_program_map": [dict(query_start_loc=[0, 5, 12], block_m=4)],
+    "local_attention_virtual_batches": [
+        dict(attn_chunk_size=4, block_size=2, query_start_loc=[0, 3, 8], seq_lens=[5, 9]),
+        dict(attn_chunk_size=4, block_size=2, query_start_loc=[0, 3, 8], seq_lens=[5, 9],
+             block_table=[[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]),
+    ],
+    "local_attention_block_table": [dict(block_table=[[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], virtual_row=[0, 0, 1, 1],
+                                         block_start=[0, 2, 2, 4], attn_chunk_size=4, block_size=2)],
+    "compute_varlen_chunk_metadata": [dict(query_start_loc=[0, 5, 12], chunk_size=4)],
+    "cu_seqlens_to_chunk_indices_offsets": [dict(cu_seqlens=[0, 5, 12], chunk_size=4)],
+    "compute_mamba_prefill_checkpoints": [dict(seq_lens=[20, 9], query_lens=[9, 9], hash_block_size=4,
+                                               mamba_block_size=8, checkpoint_alignment=4, drop_eagle_block=False)],
+}
+
+
+def drop_ins_taking_out():
+    # Each drop-in states its signature ("name(..., *, out=None)\n--" opening its docstring), which
+    # CPython moves to __text_signature__ where inspect can read it.
+    def signature(fn):
+        return (getattr(fn, "__text_signature__", None) or "") + (fn.__doc__ or "").split("\n", 1)[0]
+    return sorted(name for name in chunkmeta._DROPINS if "out=" in signature(getattr(chunkmeta, name)))
+
+
+def valid_calls():
+    return [pytest.param(name, call, id=f"{name}-{'-'.join(call)}")
+            for name in drop_ins_taking_out() for call in VALID_CALLS.get(name, [])]
+
+
+def is_array(value):
+    return isinstance(value, list)
+
+
+def int32_array(value):
+    import numpy
+    return numpy.array(value, dtype=numpy.int32)
+
+
+def out_templates(fn, arguments):
+    """One zeroed numpy array per out= buffer of a call with these arguments, as
+    its results without out= are shaped, and whether out= is one buffer or a
+    tuple. Results as lists carry no dtype: theirs is the one of int32 and
+    int64 the drop-in's out= takes."""
+    import numpy
+    results = fn(**arguments)
+    single = not isinstance(results, tuple)
+    results = (results,) if single else results
+    if all(isinstance(r, numpy.ndarray) for r in results):
+        return [numpy.zeros_like(r) for r in results], single
+    for dtype in (numpy.int32, numpy.int64):
+        templates = [numpy.zeros(numpy.asarray(r).shape, dtype) for r in results]
+        try:
+            fn(**arguments, out=out_argument(templates, single))
+        except TypeError:
+            continue
+        return templates, single
+    raise AssertionError(f"{fn.__name__} takes out= buffers of neither int32 nor int64")
+
+
+def out_argument(buffers, single):
+    return buffers[0] if single else tuple(buffers)
+
+
+def out_label(slot, single):
+    return "out (" if single else f"out[{slot}]"
+
+
+def test_every_drop_in_taking_out_has_a_valid_call_here():
+    assert drop_ins_taking_out(), "no drop-in's docstring names out="
+    assert sorted(VALID_CALLS) == drop_ins_taking_out()
+
+
+class SharedMemory:
+    """One allocation two arguments are carved from, as numpy arrays or torch
+    tensors: an input at its start, an out buffer from `shift` bytes on."""
+
+    def __init__(self, kind, nbytes):
+        import numpy
+        self.kind = kind
+        if kind == "torch":
+            self.block = torch.zeros(nbytes, dtype=torch.uint8)
+        else:
+            self.block = numpy.zeros(nbytes, dtype=numpy.uint8)
+
+    def carve(self, start, like):
+        import numpy
+        stop = start + like.nbytes
+        if self.kind == "torch":
+            dtype = {numpy.dtype("int32"): torch.int32, numpy.dtype("int64"): torch.int64}[like.dtype]
+            carved = self.block[start:stop].view(dtype).reshape(like.shape)
+            carved.copy_(torch.from_numpy(like))
+        else:
+            carved = self.block[start:stop].view(like.dtype).reshape(like.shape)
+            carved[...] = like
+        return carved
+
+
+def overlapping_shifts(first, second):
+    """Byte offsets of `second` that overlap `first` laid at 0, aligned to
+    `second`'s items: the same start, and its first item over `first`'s last."""
+    item = second.dtype.itemsize
+    return sorted({0, (first.nbytes - 1) // item * item})
+
+
+@pytest.mark.parametrize("others", ["lists", "arrays"])
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+@pytest.mark.parametrize("name, call", valid_calls())
+def test_an_out_buffer_over_any_input_is_refused_naming_both_and_the_input_is_left_as_it_was(name, call, kind, others):
+    fn = getattr(chunkmeta, name)
+    # The other inputs as lists (copied, and the arrays read widened) or as arrays read in place.
+    call = {k: int32_array(v) if others == "arrays" and is_array(v) else v for k, v in call.items()}
+    for argument in [k for k, v in call.items() if is_array(v) or hasattr(v, "dtype")]:
+        given = int32_array(call[argument])
+        templates, single = out_templates(fn, {**call, argument: given})
+        for slot, template in enumerate(templates):
+            for shift in overlapping_shifts(given, template):
+                memory = SharedMemory(kind, shift + given.nbytes + template.nbytes)
+                laid = memory.carve(0, given)
+                buffers = [SharedMemory(kind, t.nbytes).carve(0, t) for t in templates]
+                buffers[slot] = memory.carve(shift, template)
+                memory.carve(0, given)  # the input's values again, where the out buffer begins over them
+                with pytest.raises(ValueError) as refused:
+                    fn(**{**call, argument: laid, "out": out_argument(buffers, single)})
+                message = str(refused.value)
+                assert argument in message and out_label(slot, single) in message, (argument, slot, shift, message)
+                assert laid.tolist() == given.tolist(), (argument, slot, shift)
+
+
+@pytest.mark.parametrize("name, call", valid_calls())
+def test_out_buffers_over_each_other_are_refused_naming_both(name, call):
+    fn = getattr(chunkmeta, name)
+    templates, single = out_templates(fn, {k: int32_array(v) if is_array(v) else v for k, v in call.items()})
+    for first in range(len(templates)):
+        for second in range(first + 1, len(templates)):
+            for shift in overlapping_shifts(templates[first], templates[second]):
+                memory = SharedMemory("numpy", shift + templates[first].nbytes + templates[second].nbytes)
+                buffers = [SharedMemory("numpy", t.nbytes).carve(0, t) for t in templates]
+                buffers[first] = memory.carve(0, templates[first])
+                buffers[second] = memory.carve(shift, templates[second])
+                with pytest.raises(ValueError) as refused:
+                    fn(**{**call, "out": out_argument(buffers, single)})
+                message = str(refused.value)
+                assert f"out[{first}]" in message and f"out[{second}]" in message, (first, second, shift, message)
+
+
+# Integers no int64 holds, and the first one past int64's top (2**63 - 1 would be read as itself).
+BEYOND_INT64 = [2**63, 2**64, -2**63 - 1, 10**30]
+
+
+def integer_places(call):
+    """Each integer a call passes: (argument, index into its entries or None, entries before it per row)."""
+    for argument, value in call.items():
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int):
+            yield argument, None, None
+        elif value and isinstance(value[0], list):
+            yield argument, (len(value) - 1, len(value[-1]) - 1), len(value[-1])
+        else:
+            yield argument, len(value) - 1, None
+
+
+def values_unread(fn, call, argument):
+    """Whether the drop-in never reads this array's values (it answers with an object() in its place)."""
+    try:
+        fn(**{**call, argument: object()})
+    except TypeError:
+        return False
+    return True
+
+
+def with_value(call, argument, at, value):
+    if at is None:
+        return {**call, argument: value}
+    if isinstance(at, tuple):
+        rows = [list(row) for row in call[argument]]
+        rows[at[0]][at[1]] = value
+        return {**call, argument: rows}
+    entries = list(call[argument])
+    entries[at] = value
+    return {**call, argument: entries}
+
+
+@pytest.mark.parametrize("value", BEYOND_INT64)
+@pytest.mark.parametrize("name, call", valid_calls())
+def test_an_integer_beyond_int64_is_named_as_given_never_as_a_clamped_value(name, call, value):
+    fn = getattr(chunkmeta, name)
+    for argument, at, columns in integer_places(call):
+        if at is not None and values_unread(fn, call, argument):
+            fn(**with_value(call, argument, at, value))  # FLA's cu_seqlens beside cu_seqlens_cpu: never looked at
+            continue
+        with pytest.raises(chunkmeta.InvalidWorkload) as refused:
+            fn(**with_value(call, argument, at, value))
+        error = refused.value
+        message = str(error)
+        where = argument if at is None else (f"{argument}[{at[0]}][{at[1]}]" if isinstance(at, tuple)
+                                             else f"{argument}[{at}]")
+        assert message.startswith(f"{where} is {value}") and "int64" in message, message
+        assert str(2**63 - 1) not in message and str(-2**63) not in message, message
+        assert error.field == argument
+        assert error.index == (None if at is None else at[0] * columns + at[1] if isinstance(at, tuple) else at)
+        assert error.code == ("value_too_large" if value > 0 else "negative_value")

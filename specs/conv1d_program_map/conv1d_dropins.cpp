@@ -42,10 +42,6 @@ py::object map_into_buffers(const conv1d::BasicView<Int>& view, py::handle out) 
   const OutBuffer nums(given[0], "out[0] (nums)", IntType::int32);
   const OutBuffer batch(given[1], "out[1] (batch_ptr)", IntType::int32);
   const OutBuffer offsets(given[2], "out[2] (token_chunk_offset_ptr)", IntType::int32);
-  refuse_overlaps({region(nums.entries<std::int32_t>(), "out[0] (nums)"),
-                   region(batch.entries<std::int32_t>(), "out[1] (batch_ptr)"),
-                   region(offsets.entries<std::int32_t>(), "out[2] (token_chunk_offset_ptr)")},
-                  {region(view.query_start_loc, "query_start_loc")});
   const auto written =
       write_map(view, {nums.entries<std::int32_t>(), batch.entries<std::int32_t>(), offsets.entries<std::int32_t>()});
   if (!written.ok()) raise_invalid(written.error());

@@ -19,7 +19,10 @@ struct CuSeqlens {
   CuSeqlens(py::handle cu_seqlens, py::handle cu_seqlens_cpu)
       : device_tensor(cu_seqlens_cpu.is_none() ? py::handle() : cu_seqlens),
         values(cu_seqlens_cpu.is_none() ? cu_seqlens : cu_seqlens_cpu,
-               cu_seqlens_cpu.is_none() ? "cu_seqlens" : "cu_seqlens_cpu", /*int64_allowed=*/true) {}
+               cu_seqlens_cpu.is_none() ? "cu_seqlens" : "cu_seqlens_cpu", /*int64_allowed=*/true) {
+    // Not read then, but the caller's all the same: out= may not be written over it.
+    if (!cu_seqlens_cpu.is_none()) unread.enter_argument(cu_seqlens, "cu_seqlens");
+  }
 
   // Calls compute(view) with the values in place (int32 or int64) or widened (a copied list).
   template <typename Compute>
@@ -40,6 +43,7 @@ struct CuSeqlens {
 
   py::handle device_tensor;
   InputArray values;
+  MemoryInUse unread;  // cu_seqlens' memory when its values come from cu_seqlens_cpu
 };
 
 py::object prepare_chunk_indices(py::handle cu_seqlens, py::handle chunk_size, py::handle cu_seqlens_cpu,
@@ -55,7 +59,6 @@ py::object prepare_chunk_indices(py::handle cu_seqlens, py::handle chunk_size, p
     };
     if (!out.is_none()) {
       const OutBuffer buffer(out, "out (chunk_indices)", type, Shape::table_of(2));
-      refuse_overlaps({region(buffer.entries<Int>(), "out (chunk_indices)")}, {region(view.cu_seqlens, "cu_seqlens")});
       const auto written = write(buffer.entries<Int>());
       if (!written.ok()) raise_invalid(written.error());
       return py::int_(written.value());
@@ -81,8 +84,6 @@ py::object prepare_chunk_offsets(py::handle cu_seqlens, py::handle chunk_size, p
     };
     if (!out.is_none()) {
       const OutBuffer buffer(out, "out (chunk_offsets)", IntType::int64);
-      refuse_overlaps({region(buffer.entries<std::int64_t>(), "out (chunk_offsets)")},
-                      {region(view.cu_seqlens, "cu_seqlens")});
       const auto written = write(buffer.entries<std::int64_t>());
       if (!written.ok()) raise_invalid(written.error());
       return py::int_(written.value());

@@ -122,11 +122,6 @@ py::object batches_into_buffers(const local_attn::BasicView<Int>& view, py::hand
   std::optional<OutBuffer> b5;
   if (table != nullptr) b5.emplace(given[5], "out[5] (block_table_local)", IntType::int32, Shape::table_of(pages));
   const std::span<std::int32_t> local = b5 ? b5->entries<std::int32_t>() : std::span<std::int32_t>();
-  refuse_overlaps({region(b0.entries<std::int32_t>(), kOutputNames[0]), region(b1.entries<std::int32_t>(), kOutputNames[1]),
-                   region(b2.entries<std::int32_t>(), kOutputNames[2]), region(b3.entries<std::int32_t>(), kOutputNames[3]),
-                   region(b4.entries<std::int32_t>(), kOutputNames[4]), region(local, "out[5] (block_table_local)")},
-                  {region(view.query_start_loc, "query_start_loc"), region(view.seq_lens, "seq_lens"),
-                   region(table == nullptr ? std::span<const std::int32_t>() : table->entries, "block_table")});
   const auto written = write_batches(view, {b0.entries<std::int32_t>(), b1.entries<std::int32_t>(), b2.entries<std::int32_t>(),
                                             b3.entries<std::int32_t>(), b4.entries<std::int32_t>()});
   if (!written.ok()) raise_invalid(written.error());
@@ -178,8 +173,6 @@ py::object local_attention_block_table(py::handle block_table, py::handle virtua
   const int pages = pages_of(A, P);
   if (!out.is_none()) {
     const OutBuffer buffer(out, "out (block_table_local)", IntType::int32, Shape::table_of(pages));
-    refuse_overlaps({region(buffer.entries<std::int32_t>(), "out (block_table_local)")},
-                    {region(table.entries, "block_table")});
     const auto written = table.gather(A, P, rows, starts, buffer.entries<std::int32_t>());
     if (!written.ok()) raise_invalid(written.error());
     return py::int_(written.value());

@@ -75,11 +75,6 @@ py::object compute_into(const BasicWorkloadView<Int>& view, py::handle out) {
   const OutBuffer cu(buffers[0], "out[0] (cu_chunk_seqlen)", IntType::int32);
   const OutBuffer seq(buffers[1], "out[1] (seq_idx)", IntType::int32);
   const OutBuffer last(buffers[2], "out[2] (last_chunk_indices)", IntType::int32);
-  refuse_overlaps({region(cu.entries<std::int32_t>(), "out[0] (cu_chunk_seqlen)"),
-                   region(seq.entries<std::int32_t>(), "out[1] (seq_idx)"),
-                   region(last.entries<std::int32_t>(), "out[2] (last_chunk_indices)")},
-                  {region(view.num_computed_tokens, "num_computed_tokens_p_cpu"),
-                   region(view.query_start_loc, "query_start_loc_p_cpu")});
   const auto written = write_outputs(view, {cu.entries<std::int32_t>(), seq.entries<std::int32_t>(),
                                             last.entries<std::int32_t>()});
   if (!written.ok()) raise_invalid(written.error());
@@ -124,13 +119,6 @@ py::object checkpointed(const checkpointed_chunks::BasicView<Int>& view, ArrayKi
   const OutBuffer seq(buffers[1], kCheckpointedOutputs[1], IntType::int32);
   const OutBuffer last(buffers[2], kCheckpointedOutputs[2], IntType::int32);
   const OutBuffer ckpt(buffers[3], kCheckpointedOutputs[3], IntType::int32);
-  refuse_overlaps({region(cu.entries<std::int32_t>(), kCheckpointedOutputs[0]),
-                   region(seq.entries<std::int32_t>(), kCheckpointedOutputs[1]),
-                   region(last.entries<std::int32_t>(), kCheckpointedOutputs[2]),
-                   region(ckpt.entries<std::int32_t>(), kCheckpointedOutputs[3])},
-                  {region(view.num_computed_tokens, "num_computed_tokens_p_cpu"),
-                   region(view.query_start_loc, "query_start_loc_p_cpu"),
-                   region(view.checkpoint_offsets, "checkpoint_offsets_p")});
   const auto written = write_checkpointed(view, {cu.entries<std::int32_t>(), seq.entries<std::int32_t>(),
                                                  last.entries<std::int32_t>(), ckpt.entries<std::int32_t>()});
   if (!written.ok()) raise_invalid(written.error());

@@ -52,10 +52,6 @@ py::object plan_into_buffers(const checkpoint::BasicView<Int>& view, py::handle 
   const OutBuffer b3(given[3], names[3].c_str(), IntType::int32);
   const OutBuffer b4(given[4], names[4].c_str(), IntType::int32);
   const OutBuffer b5(given[5], names[5].c_str(), IntType::int32);
-  refuse_overlaps({region(b0.entries<std::int32_t>(), names[0].c_str()), region(b1.entries<std::int32_t>(), names[1].c_str()),
-                   region(b2.entries<std::int32_t>(), names[2].c_str()), region(b3.entries<std::int32_t>(), names[3].c_str()),
-                   region(b4.entries<std::int32_t>(), names[4].c_str()), region(b5.entries<std::int32_t>(), names[5].c_str())},
-                  {region(view.num_computed_tokens, "num_computed_tokens_p"), region(view.query_start_loc, "query_start_loc_p")});
   const auto written = write_plan(view, {b0.entries<std::int32_t>(), b1.entries<std::int32_t>(), b2.entries<std::int32_t>(),
                                          b3.entries<std::int32_t>(), b4.entries<std::int32_t>(), b5.entries<std::int32_t>()});
   if (!written.ok()) raise_invalid(written.error());

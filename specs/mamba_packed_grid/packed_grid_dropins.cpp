@@ -34,10 +34,6 @@ py::object varlen_metadata(const packed_grid::BasicView<Int>& view, ArrayKind ki
   const OutBuffer cu(buffers[0], "out[0] (cu_chunk_seqlens)", IntType::int32);
   const OutBuffer last(buffers[1], "out[1] (last_chunk_indices)", IntType::int32);
   const OutBuffer seq(buffers[2], "out[2] (seq_idx)", IntType::int32);
-  refuse_overlaps({region(cu.entries<std::int32_t>(), "out[0] (cu_chunk_seqlens)"),
-                   region(last.entries<std::int32_t>(), "out[1] (last_chunk_indices)"),
-                   region(seq.entries<std::int32_t>(), "out[2] (seq_idx)")},
-                  {region(view.query_start_loc, "query_start_loc")});
   const auto written = without_gil_if_large(static_cast<std::int64_t>(seq.entries<std::int32_t>().size()), [&] {
     return packed_grid::metadata_into(view, {cu.entries<std::int32_t>(), last.entries<std::int32_t>(),
                                              seq.entries<std::int32_t>()});
@@ -67,9 +63,6 @@ py::object indices_offsets(const packed_grid::BasicView<Int>& view, ArrayKind ki
   PyObject** buffers = PySequence_Fast_ITEMS(out.ptr());
   const OutBuffer indices(buffers[0], "out[0] (chunk_indices)", IntType::int32);
   const OutBuffer offsets(buffers[1], "out[1] (chunk_offsets)", IntType::int32);
-  refuse_overlaps({region(indices.entries<std::int32_t>(), "out[0] (chunk_indices)"),
-                   region(offsets.entries<std::int32_t>(), "out[1] (chunk_offsets)")},
-                  {region(view.query_start_loc, "cu_seqlens")});
   const auto written = without_gil_if_large(static_cast<std::int64_t>(2 * indices.entries<std::int32_t>().size()), [&] {
     return packed_grid::chunk_indices_into(view, {indices.entries<std::int32_t>(), offsets.entries<std::int32_t>()});
   });

@@ -6,6 +6,7 @@ check(spec="mamba.packed_grid" / "mamba_ssm.chunk_indices") on the drop-ins,
 the engines' functions as they have them, and every slip of the field."""
 
 import random
+import time
 
 import numpy as np
 import pytest
@@ -139,6 +140,37 @@ def test_the_engines_torch_function_passes_check_on_the_batches_its_engines_buil
     summary = chunkmeta.check(mamba_ssm_function, spec="mamba_ssm.chunk_indices", cases=300, min_cases=300, seed=13,
                               exclude=ROWS_WITHOUT_TOKENS + FLOAT32_BATCHES)
     assert summary.passed
+
+
+def slower_by_its_work(fn, seconds_per_entry):
+    """fn, made to take seconds_per_entry for each entry of its input and output (a slower machine's fn)."""
+    def slow(query_start_loc, chunk_size):
+        outputs = fn(query_start_loc, chunk_size)
+        time.sleep(seconds_per_entry * (len(query_start_loc) + sum(len(output) for output in outputs)))
+        return outputs
+    return slow
+
+
+def test_a_correct_function_that_takes_longer_than_the_timeout_on_huge_batches_passes_check():
+    # About 2-5 s on a huge batch, a few ms on the others: the timeout is not a wall for a call its size
+    # predicts to be long (10x the prediction from its own largest answers, up to 10x the timeout).
+    slow = slower_by_its_work(chunkmeta.compute_varlen_chunk_metadata, 1e-5)
+    summary = chunkmeta.check(slow, spec="mamba.packed_grid", properties=["MatchesReferenceOnHugeBatches"], cases=100,
+                              min_cases=100, seed=13, timeout=1, corpus=[], database=None)
+    assert summary.passed
+
+
+def test_a_function_whose_cost_grows_faster_than_its_work_is_reported_as_superlinear_cost(tmp_path):
+    def quadratic(query_start_loc, chunk_size):
+        outputs = chunkmeta.compute_varlen_chunk_metadata(query_start_loc, chunk_size)
+        time.sleep(1e-8 * (len(query_start_loc) + len(outputs[0])) ** 2)
+        return outputs
+
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(quadratic, spec="mamba.packed_grid", seed=13, timeout=0.3, corpus=[], database=None,
+                        fail_fast=True, report_dir=tmp_path)
+    message = str(failed.value)
+    assert "superlinear_cost: gave no answer" in message and "its cost grows faster than its work" in message
 
 
 @pytest.mark.parametrize("name", mutants.slips_of("mamba.packed_grid", "mamba_ssm.chunk_indices"))

@@ -10,7 +10,7 @@ comes through, each cell a whole `check` run, judged as a user would:
   - nothing left running: no process that carries the cell's mark.
 
     matrix.py --cli CHUNKMETA --python PYTHON --pythonpath DIR --plugin PLUGIN [--cells ci|all]
-              [--jobs N] [--results FILE]
+              [--only REGEX] [--jobs N] [--results FILE]
     matrix.py --table FILE     prints FILE's cells as a Markdown table (tools/results.sh)
 
 `ci` runs one cell of every behaviour and door (the moment alternates);
@@ -52,7 +52,26 @@ PYTHON_BEHAVIOURS = {
     "layout": {"first": None, "nth": {"malformed_output"}},
     "crash": {"first": {"crashed"}, "nth": {"crashed"}},
     "exit": {"first": {"crashed"}, "nth": {"crashed"}},
+    # Right answers, an input changed in place: the offsets tensor, the computed tokens, the offsets list.
+    "changes_offsets": {"first": {"changed_input"}, "nth": {"changed_input"}},
+    "changes_per_row": {"first": {"changed_input"}, "nth": {"changed_input"}},
+    "changes_list": {"first": {"changed_input"}, "nth": {"changed_input"}},
+    # Right answers, and lines on stdout: never the protocol's.
+    "prints": {"first": None, "nth": None},
+    "prints_over_200_rows": {"any": None},  # an info_once on the first batch over 200 rows
+    # Right, then wrong for good (after 2,100 calls, after 1 s) or once (call 600): every answer is judged
+    # against the reference, in every property; the one-off is reported flaky, never "minimal".
+    "wrong_after_calls": {"any": {"mismatch", "invariant_violated"}},
+    "wrong_after_seconds": {"any": {"mismatch", "invariant_violated"}},
+    "wrong_once": {"any": {"mismatch", "invariant_violated"}},
 }
+# The status a behaviour's report must have (its start), where it is not "minimal" or a stop.
+STATUS_OF = {"wrong_once": "flaky ("}
+# The spec a behaviour's functions compute, where it is not Mamba's.
+SPEC_OF = {"changes_list": "mamba.checkpointed_chunks"}
+# Cases per property of a behaviour whose verdict is VERIFIED after every property ran (a whole run, not a
+# first failure): 300 still send huge batches (2%: six of 300), and keep the cell within its bound on a slow machine.
+CASES_OF = {"prints": 300, "prints_over_200_rows": 300}
 PROTOCOL_BEHAVIOURS = {  # tests/misbehaving/misbehave.py's modes
     "wrong": {"mismatch", "invariant_violated"},
     "no-flush": {"timed_out"},
@@ -61,8 +80,17 @@ PROTOCOL_BEHAVIOURS = {  # tests/misbehaving/misbehave.py's modes
     "twice": {"malformed_output"},
     "flood": {"malformed_output"},
     "exit-early": {"crashed"},
+    # A program that takes 2 s to start (as one importing torch does), then spins on two or more rows:
+    # busy, never idle, so only the limit ends it; each restart costs the start again.
+    "slow-start-spin": {"timed_out"},
 }
-PLUGIN_BEHAVIOURS = ("wrong", "crash", "hang", "exit")
+# A spin in a process's warm-up cannot be told from a slow start-up (the warm-up waits at least 30 s for
+# that): the moment the matrix proves is the cases' (listed with the cells that cannot happen).
+PROTOCOL_WHENS = {"slow-start-spin": ("nth",)}
+PLUGIN_BEHAVIOURS = ("wrong", "crash", "hang", "exit", "changes_input", "prints")
+PLUGIN_KINDS = {"wrong": {"mismatch", "invariant_violated"}, "hang": {"timed_out"}, "changes_input": {"changed_input"},
+                "prints": None}
+IN_PROCESS_PLUGIN_BEHAVIOURS = ("wrong", "changes_input", "prints")
 
 # What cannot happen through a door, and why (printed with the summary).
 CANNOT = [
@@ -73,6 +101,10 @@ CANNOT = [
                                                "the default isolates it in a child, where these are findings"),
     ("built in", "every behaviour", "the built-in implementations are the library's own; the mutant catalogue "
                                     "proves their door"),
+    ("cmd: (protocol)", "changes_input", "the program is sent text: it has no input of the harness's to change"),
+    ("cmd: (protocol)", "slow-start-spin at its first calls",
+     "a program busy in its warm-up is waited for at least 30 s, as a slow start-up is (it is still reported "
+     "timed_out, after each restart's 30 s)"),
 ]
 
 
@@ -92,16 +124,17 @@ def cells(args):
     check_common = ["--seed", str(SEED), "--fail-fast", "--valid-only"]
     out = []
     for behaviour, by_when in PYTHON_BEHAVIOURS.items():
-        for when in WHENS:
-            kinds = by_when[when]
-            fn = f"{behaviour}_{when}"
+        spec, cases = SPEC_OF.get(behaviour), CASES_OF.get(behaviour)
+        for when, kinds in by_when.items():
+            fn = behaviour if when == "any" else f"{behaviour}_{when}"
             if behaviour not in ("crash", "exit"):
                 script = (
                     "import sys, chunkmeta\n"
                     f"sys.path.insert(0, {str(HERE)!r})\n"
                     "import matrix_impl\n"
                     "try:\n"
-                    f"    s = chunkmeta.check(matrix_impl.{fn}, seed={SEED}, fail_fast=True, database=None,"
+                    f"    s = chunkmeta.check(matrix_impl.{fn}, spec={spec!r}, seed={SEED}, fail_fast=True,"
+                    f" database=None,{f' cases={cases},' if cases else ''}"
                     " report_dir=sys.argv[1], timeout=4)\n"
                     "    print(s.text)\n"
                     "except chunkmeta.CheckFailed as failed:\n"
@@ -114,24 +147,24 @@ def cells(args):
                                 note="ends the process (exit 124) with the case, as pytest-timeout's thread "
                                      "method does" if exit_code else ""))
             command = f"{args.python} {ADAPTER} {HERE / 'matrix_impl.py'}:{fn}"
+            options = (["--spec", spec] if spec else []) + (["--cases", str(cases)] if cases else [])
             out.append(Cell("cmd: (adapter)", behaviour, when, kinds,
-                            [cli, "check", *check_common, "--timeout", "4", "--report-dir", "{reports}", "--impl",
-                             "cmd:" + command], {"PYTHONPATH": args.pythonpath}))
+                            [cli, "check", *check_common, *options, "--timeout", "4", "--report-dir", "{reports}",
+                             "--impl", "cmd:" + command], {"PYTHONPATH": args.pythonpath}))
     for mode, kinds in PROTOCOL_BEHAVIOURS.items():
-        for when in WHENS:
+        for when in PROTOCOL_WHENS.get(mode, WHENS):
             command = f"{args.python} {HERE / 'misbehave.py'} {mode} {cli}"
             out.append(Cell("cmd: (protocol)", mode, when, kinds,
                             [cli, "check", *check_common, "--timeout", "4", "--report-dir", "{reports}", "--impl",
                              "cmd:" + command], {"MISBEHAVE_WHEN": when}))
     for behaviour in PLUGIN_BEHAVIOURS:
         for when in WHENS:
-            kinds = {"mismatch", "invariant_violated"} if behaviour == "wrong" else \
-                {"timed_out"} if behaviour == "hang" else {"crashed"}
+            kinds = PLUGIN_KINDS[behaviour] if behaviour in PLUGIN_KINDS else {"crashed"}
             impl = f"plugin:{args.plugin}#{behaviour}_{when}"
             out.append(Cell("plugin, isolated", behaviour, when, kinds,
                             [cli, "check", *check_common, "--timeout", "4", "--report-dir", "{reports}", "--impl",
                              impl]))
-            if behaviour == "wrong":
+            if behaviour in IN_PROCESS_PLUGIN_BEHAVIOURS:
                 # In process there is no warm-up: the first two calls are the first cases', judged as such.
                 out.append(Cell("plugin, in process", behaviour, when, kinds,
                                 [cli, "check", *check_common, "--in-process", "--report-dir", "{reports}", "--impl",
@@ -140,13 +173,15 @@ def cells(args):
 
 
 def ci_selection(all_cells):
-    """One cell of every (door, behaviour): the moment alternates along the list."""
-    chosen, seen = [], {}
+    """One cell of every (door, behaviour): the moment alternates along the list (a behaviour without
+    moments has its one cell)."""
+    by_key = {}
     for cell in all_cells:
-        key = (cell.door, cell.behaviour)
-        index = seen.setdefault(key, len(seen))
-        if cell.when == WHENS[index % 2]:
-            chosen.append(cell)
+        by_key.setdefault((cell.door, cell.behaviour), []).append(cell)
+    chosen = []
+    for index, cells_of_key in enumerate(by_key.values()):
+        wanted = WHENS[index % 2]
+        chosen.append(next((cell for cell in cells_of_key if cell.when == wanted), cells_of_key[0]))
     return chosen
 
 
@@ -200,6 +235,9 @@ def run(cell, scratch):
     text = output.decode(errors="replace")
     verdicts = [line for line in text.splitlines() if line.startswith(("VERIFIED", "NOT VERIFIED"))]
     kinds = set(re.findall(r"^  finding:\s+(\w+):", text, re.M))
+    statuses = re.findall(r"^  status:\s+(.*)$", text, re.M)
+    # The last report written is the final one: its time is the minimal report's (or the flaky one's).
+    last_report = reports_written[-1].stat().st_mtime - start_wall if reports_written else None
     if cell.exit_code == 124:
         if "has not returned" not in text:
             problems.append("ended without saying why (the watchdog's message)")
@@ -213,20 +251,29 @@ def run(cell, scratch):
             problems.append(f"findings {sorted(kinds)}, expected among {sorted(cell.kinds)}")
         if not reports_written:
             problems.append("no report written")
+        wanted = STATUS_OF.get(cell.behaviour)
+        if wanted and not any(status.startswith(wanted) for status in statuses):
+            problems.append(f"statuses {statuses}, expected one starting {wanted!r}")
+        if not wanted and any(status.startswith("flaky") for status in statuses):
+            problems.append(f"statuses {statuses}: a deterministic misbehaviour called flaky")
     return {"door": cell.door, "behaviour": cell.behaviour, "when": cell.when, "exit": code,
             "findings": sorted(kinds), "over_s": round(over, 2),
             "first_report_s": None if first_report is None else round(max(first_report, 0.0), 2),
+            "last_report_s": None if last_report is None else round(max(last_report, 0.0), 2),
+            "statuses": statuses,
             "problems": problems, "output": text[-3000:] if problems else ""}
 
 
 def table(results_file):
-    print("| door | behaviour | when | reported as | first report (s) | over (s) | problems |")
-    print("|---|---|---|---|---|---|---|")
+    print("| door | behaviour | when | reported as | status | first report (s) | final report (s) | over (s) | problems |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for line in Path(results_file).read_text().splitlines():
         r = json.loads(line)
         first = "-" if r["first_report_s"] is None else f"{r['first_report_s']:.1f}"
-        print(f"| {r['door']} | {r['behaviour']} | {r['when']} | {', '.join(r['findings']) or 'VERIFIED'} | {first} | "
-              f"{r['over_s']:.1f} | {'; '.join(r['problems']) or 'none'} |")
+        final = "-" if r.get("last_report_s") is None else f"{r['last_report_s']:.1f}"
+        status = "; ".join(sorted(set(s.split(" (")[0] for s in r.get("statuses", [])))) or "-"
+        print(f"| {r['door']} | {r['behaviour']} | {r['when']} | {', '.join(r['findings']) or 'VERIFIED'} | {status} | "
+              f"{first} | {final} | {r['over_s']:.1f} | {'; '.join(r['problems']) or 'none'} |")
     print()
     print("Cells that cannot happen through a door:")
     print()
@@ -242,6 +289,7 @@ def main():
     parser.add_argument("--pythonpath", help="where the chunkmeta package is (the build tree's python/)")
     parser.add_argument("--plugin", help="the matrix plugin (tests/misbehaving/matrix_plugin.cpp)")
     parser.add_argument("--cells", choices=("ci", "all"), default="ci")
+    parser.add_argument("--only", help="run only the cells whose name (door / behaviour / when) matches this regex")
     parser.add_argument("--jobs", type=int, default=3)
     parser.add_argument("--results", help="a JSON Lines file for each cell's figures")
     args = parser.parse_args()
@@ -253,6 +301,8 @@ def main():
     chosen = cells(args)
     if args.cells == "ci":
         chosen = ci_selection(chosen)
+    if args.only:
+        chosen = [cell for cell in chosen if re.search(args.only, cell.name)]
     scratch = Path(tempfile.mkdtemp(prefix="chunkmeta-matrix-"))
     print(f"misbehaviour matrix: {len(chosen)} cells ({args.cells}), {args.jobs} at a time", flush=True)
     results = []

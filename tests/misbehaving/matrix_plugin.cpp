@@ -4,11 +4,14 @@
 // its moment comes:
 //   when:  first  the first two calls in the process (an isolated plugin's child is sent its warm-up first)
 //          nth    every workload of two or more rows
-//   behaviour: wrong (cu_chunk_seqlen[0] off by one), crash (SIGSEGV), hang (sleeps), exit (_Exit(3))
+//   behaviour: wrong (cu_chunk_seqlen[0] off by one), crash (SIGSEGV), hang (sleeps), exit (_Exit(3)),
+//              changes_input (right, and writes through its const pointer: query_start_loc's last entry + 1),
+//              prints (right, and prints a line to stdout: C stdio and descriptor 1)
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <span>
 
@@ -17,7 +20,7 @@
 
 namespace {
 
-enum class Behaviour { wrong, crash, hang, exit };
+enum class Behaviour { wrong, crash, hang, exit, changes_input, prints };
 enum class When { first, nth };
 
 template <typename T>
@@ -59,6 +62,17 @@ int misbehaving(const chunkmeta_workload_v1* in, chunkmeta_output_v1* out) {
     case Behaviour::hang:
       while (true) pause();
     case Behaviour::exit: std::_Exit(3);
+    case Behaviour::changes_input:
+      // The harness's buffer, const in the ABI: C lets a plugin write there all the same.
+      if (in->query_start_loc_length > 0)
+        const_cast<std::int64_t*>(in->query_start_loc)[in->query_start_loc_length - 1] += 1;
+      return status;
+    case Behaviour::prints:
+      // Right, and a line on stdout through C stdio and one straight to descriptor 1: never the protocol's.
+      std::printf("matrix_plugin: computing the chunk metadata\n");
+      std::fflush(stdout);
+      if (::write(1, "matrix_plugin: written to fd 1\n", 31) < 0) return status;
+      return status;
   }
   return status;
 }
@@ -73,6 +87,13 @@ const chunkmeta_implementation_v1 implementations[] = {
     {"hang_nth", "never returns on two or more rows", kValidates, misbehaving<Behaviour::hang, When::nth>},
     {"exit_first", "ends the process on its first call", kValidates, misbehaving<Behaviour::exit, When::first>},
     {"exit_nth", "ends the process on two or more rows", kValidates, misbehaving<Behaviour::exit, When::nth>},
+    {"changes_input_first", "changes query_start_loc on its first two calls", kValidates,
+     misbehaving<Behaviour::changes_input, When::first>},
+    {"changes_input_nth", "changes query_start_loc on two or more rows", kValidates,
+     misbehaving<Behaviour::changes_input, When::nth>},
+    {"prints_first", "right; prints to stdout on its first two calls", kValidates,
+     misbehaving<Behaviour::prints, When::first>},
+    {"prints_nth", "right; prints to stdout on two or more rows", kValidates, misbehaving<Behaviour::prints, When::nth>},
 };
 const chunkmeta_plugin_v1 plugin = {CHUNKMETA_PLUGIN_ABI_VERSION, std::size(implementations), implementations};
 

@@ -4,11 +4,12 @@ until it meets a workload of two or more rows, then misbehaves in one way:
 
     misbehave.py MODE CHUNKMETA
     MODE: crash | hang | garbage | skip | exit-early | short-binary | twice | deep | flood | escape
-          | wrong | no-flush | control
+          | wrong | no-flush | control | slow-start-spin
     (escape: starts three sleeping descendants in sessions of their own (setsid) at start, each with the
     extra argument MARKER on its command line, then hangs like hang;
     wrong: cu_chunk_seqlen[0] off by one; no-flush: its answer written but never flushed, then it reads on;
-    control: a failure whose summary holds terminal escapes, a bell, a NUL and a forged "VERIFIED" line)
+    control: a failure whose summary holds terminal escapes, a bell, a NUL and a forged "VERIFIED" line;
+    slow-start-spin: takes 2 s to start, as a program importing torch does, then spins, never idle)
 
 With MISBEHAVE_WHEN=first in its environment it misbehaves on its first two
 lines (the harness's warm-up) instead, and is right on every later one.
@@ -25,6 +26,8 @@ import sys
 import time
 
 mode, chunkmeta = sys.argv[1], sys.argv[2]
+if mode == "slow-start-spin":
+    time.sleep(2)  # what importing torch costs a program at its start
 if mode == "escape":  # descendants in sessions of their own: out of the process group's reach
     for _ in range(3):
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", sys.argv[3]], start_new_session=True,
@@ -60,6 +63,9 @@ for number, line in enumerate(sys.stdin, start=1):
         os.kill(os.getpid(), signal.SIGSEGV)
     elif mode in ("hang", "escape"):
         time.sleep(3600)
+    elif mode == "slow-start-spin":  # busy, never idle: only the limit ends it
+        while True:
+            pass
     elif mode == "twice":  # the right answer, printed twice
         answer = correct(line)
         sys.stdout.write(answer + answer)

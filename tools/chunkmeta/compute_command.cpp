@@ -2,6 +2,9 @@
 // out per line in, each answered by the implementation --impl names for the
 // line's spec; the process a cmd: implementation under test is, and the child
 // an isolated plugin runs in.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +18,53 @@
 
 namespace chunkmeta::cli {
 namespace {
+
+// The protocol's own stream: a duplicate of the descriptor standard output
+// was, written with write(2). Descriptor 1 itself then goes to stderr, so what
+// an implementation prints (a plugin's printf, a library's log line) never
+// lands between two answers (the adapter does the same for Python functions).
+class ProtocolOut : public std::streambuf {
+ public:
+  explicit ProtocolOut(int fd) : fd_(fd) { setp(buffer_, buffer_ + sizeof buffer_); }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (sync() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override {
+    for (const char* at = pbase(); at < pptr();) {
+      const ssize_t wrote = ::write(fd_, at, static_cast<std::size_t>(pptr() - at));
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) return -1;
+      at += wrote;
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return 0;
+  }
+
+ private:
+  int fd_;
+  char buffer_[1 << 16];
+};
+
+// Sends std::cout to a duplicate of descriptor 1 and descriptor 1 to stderr;
+// false (nothing changed) when the descriptors cannot be duplicated.
+bool protocol_on_its_own_descriptor() {
+  const int protocol = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (protocol < 0) return false;
+  if (::dup2(2, 1) < 0) {
+    ::close(protocol);
+    return false;
+  }
+  static ProtocolOut out(protocol);  // for the life of the process, as std::cout's own buffer was
+  std::cout.rdbuf(&out);
+  return true;
+}
 
 // Flushes standard output; false, having said why on stderr, once it cannot
 // be written (a full disk, a closed pipe): answers are never dropped quietly.
@@ -34,6 +84,7 @@ int compute(const std::string& impl_text, const harness::ResolveOptions& options
   // Own buffers for cin/cout (nothing here uses C stdio), so in_avail() sees
   // buffered input and a stream of lines is not flushed one line at a time.
   std::ios::sync_with_stdio(false);
+  protocol_on_its_own_descriptor();  // if it cannot be, the answers still go to stdout
   std::map<const Spec*, std::variant<Implementation, std::string>> resolved;
   const auto implementation_for = [&](const Spec& spec) -> const std::variant<Implementation, std::string>& {
     auto it = resolved.find(&spec);

@@ -51,8 +51,11 @@ struct Property {
   std::function<Case(const rc::Random& random, int size)> draw;
   // The workloads whose answers judging the case needs, in order (none for a library property).
   std::function<std::vector<Workload>(const Case&)> asks;
-  // The verdict on the case from those answers: nullopt, or the counterexample
-  // (its workload, finding and related workloads; the engine adds the rest).
+  // What the property checks beyond the truth: the engine first judges every
+  // answer against the reference and the invariants (so a relation adds checks,
+  // never replaces them), then calls this, if set, on answers that all held.
+  // nullopt, or the counterexample (its workload, finding and related
+  // workloads; the engine adds the rest).
   std::function<std::optional<Counterexample>(const Implementation&, const Case&, std::span<const Answer>)> judge;
   // The edge classes the case exercises, tallied over the cases that pass.
   std::function<std::vector<std::string>(const Case&)> classes;

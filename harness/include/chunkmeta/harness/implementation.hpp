@@ -4,7 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,11 +39,16 @@ enum class FindingKind {
   malformed_output,    // the answer is not an outcome (not JSON, wrong shape, broken ABI)
   missing_output,      // the answer to this workload was skipped (a later one came first)
   raised,              // the implementation raised an exception instead of answering
+  changed_input,       // it changed an input it was given (the caller's arrays), whatever it answered
+  superlinear_cost,    // it answered, but far slower than its size predicts: its cost grows faster than its work
 };
 std::string_view to_string(FindingKind kind) noexcept;
-bool is_misbehaviour(FindingKind kind) noexcept;  // crashed ... raised
+bool is_misbehaviour(FindingKind kind) noexcept;  // crashed ... changed_input
+// The kind to_string names so, or nullopt.
+std::optional<FindingKind> parse_finding_kind(std::string_view name) noexcept;
 
-// An implementation that gave no usable answer; `kind` is one of the last five above.
+// An implementation that gave no usable answer, or whose answer cannot stand (it changed
+// its input, or its time); `kind` is one of crashed ... superlinear_cost above.
 struct Misbehaviour {
   FindingKind kind = FindingKind::crashed;
   std::string summary;  // one sentence: "the process was killed by signal 11 (SIGSEGV)"
@@ -55,6 +62,18 @@ struct Misbehaviour {
 
 // What an implementation gives back for one workload.
 using Answer = std::variant<Outcome, Misbehaviour>;
+
+// The finding of an implementation that changed an input in place (the
+// engine's own tensors, which later readers use): the input `field` was sent
+// `sent` and holds `now` after the call. Nullopt when they are equal. Each
+// door compares every array it passed after every call, and answers with
+// this instead of the outcome.
+std::optional<Misbehaviour> input_changed(std::string_view field, std::span<const std::int64_t> sent,
+                                          std::span<const std::int64_t> now);
+std::optional<Misbehaviour> input_changed(std::string_view field, std::span<const std::int64_t> sent,
+                                          std::span<const std::int32_t> now);
+// ... one that is no longer readable as the array it was sent (`why`: its type or memory changed).
+Misbehaviour input_unreadable(std::string_view field, const std::string& why);
 
 // An answer to a call a door made on its own, outside the run's cases: the
 // warm-up of each process it starts, a Python function's first calls. Every
@@ -89,6 +108,9 @@ struct Implementation {
   // longer limit (CallBudget::confirmation_limit). The run loop re-confirms a
   // timeout with it before it counts as a finding.
   std::function<Answer(const Workload&, double expired)> confirm;
+  // Optional, with confirm: after confirm() answered, the figures that say its
+  // cost grows faster than its work (CallBudget::cost_growth), or "".
+  std::function<std::string()> cost_growth;
   // Optional, for a door that calls the implementation on its own (OwnCall):
   // hands over the answers of those calls since the last time it was asked.
   std::function<std::vector<OwnCall>()> take_own_calls;

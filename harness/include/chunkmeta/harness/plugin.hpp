@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -31,6 +32,8 @@ PluginName split_plugin_name(const std::string& text);
 // input as itself, an optional one as two (1 and its value, or 0 and 0 when
 // none is given), a flag as 1 or 0. A "rows" input is not passed.
 std::vector<std::int64_t> abi_scalars(const Spec& spec, const Workload& workload);
+// The input whose ABI scalar is at `position` of abi_scalars.
+std::string_view abi_scalar_input(const Spec& spec, std::size_t position);
 // The other way (a plugin's side): the scalars into the workload's slots; those past the end are left as they are.
 void read_abi_scalars(const Spec& spec, std::span<const std::int64_t> scalars, Workload& workload);
 

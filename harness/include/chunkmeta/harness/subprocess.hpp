@@ -63,6 +63,8 @@ class Subprocess {
   // One workload asked again after it timed out within `expired` seconds,
   // with CallBudget::confirmation_limit(expired) to answer.
   Answer ask_again(const Workload& workload, double expired);
+  // After ask_again() answered: CallBudget::cost_growth().
+  std::string cost_growth() const;
 
   // Starts the process if it is not running and waits for its warm-up's answers (kept as own calls).
   void warm_up();

@@ -26,17 +26,18 @@ Counterexample counterexample(const Workload& workload, Finding finding);
 // Draws a case from a generator of workloads: the workload alone.
 std::function<Case(const rc::Random&, int)> workload_cases(rc::Gen<Workload> workloads);
 
-Property matches_reference(const Spec& spec, std::string name, std::string sentence, rc::Gen<Workload> workloads,
+// Judged by the oracle alone (the engine judges every answer against the reference and the invariants):
+// these properties draw the cases, and have no check of their own.
+Property matches_reference(std::string name, std::string sentence, rc::Gen<Workload> workloads,
                            Classes classes, double case_share = 1.0);
-Property satisfies_invariants(const Spec& spec, rc::Gen<Workload> workloads, Classes classes);
+Property satisfies_invariants(rc::Gen<Workload> workloads, Classes classes);
 // The split point is drawn apart from the workload, as a count of rows for the
 // left part (clamped to the batch): drawn after it (gen::mapcat), it was drawn
 // again after every shrink step of the workload.
 Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes classes, JoinResults join);
 Property shift_invariance(const Spec& spec, std::string name, std::string sentence, rc::Gen<Workload> workloads,
                           Classes classes);
-Property rejects_invalid(const Spec& spec, rc::Gen<InvalidCase> cases,
-                         std::function<InvalidWorkload(const InvalidCase&)> invalid_of);
+Property rejects_invalid(rc::Gen<InvalidCase> cases, std::function<InvalidWorkload(const InvalidCase&)> invalid_of);
 // Library properties: validation names the broken rule, accepts every valid
 // workload, and refuses exactly the workloads above the cap.
 Property validate_names_rule(const Spec& spec, rc::Gen<InvalidCase> cases,

@@ -1,0 +1,200 @@
+// No property's answers escape the reference: a function that turns wrong
+// after its first calls (a warmed-up fast path, a cache taking over, a graph
+// captured after N calls) is consistently wrong, so properties that compare
+// its answers with each other (split and join, shifts) would hold. Every
+// answer is judged against the reference and the invariants whatever the
+// property (engine: Round::against_the_truth); these tests prove it for every
+// spec and every property that asks anything.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+
+#include "chunkmeta/engine/run.hpp"
+#include "chunkmeta/harness/spec.hpp"
+#include "chunkmeta/properties/tables.hpp"
+#include "scratch_dir.hpp"
+
+namespace chunkmeta {
+namespace {
+
+using harness::Answer;
+using harness::Implementation;
+using harness::Outcome;
+using harness::Workload;
+
+constexpr std::uint64_t kSeed = 20261207;
+
+// Another answer than the reference's: an output with one entry moved, or
+// the other side of the accept/refuse line.
+Outcome wrong(const harness::Spec& spec, const Workload& w) {
+  Outcome right = spec.reference(w);
+  if (!right.ok()) return Outcome(harness::Arrays(spec.outputs().size()));
+  harness::Arrays arrays = right.value();
+  for (auto& array : arrays) {
+    if (!array.empty()) {
+      array.back() += array.back() == 0 ? 1 : -1;
+      return Outcome(std::move(arrays));
+    }
+  }
+  return Outcome(Error{ErrorCode::chunk_size_not_positive, "chunk_size", Error::kNoIndex, w.chunk_size});
+}
+
+// The reference for its first `right_calls` calls, wrong on every call after.
+Implementation wrong_after(const harness::Spec& spec, long long right_calls, std::shared_ptr<std::atomic<long long>> calls) {
+  return harness::in_process("wrong-after-" + std::to_string(right_calls), "the reference, then wrong", spec,
+                             [&spec, right_calls, calls](const Workload& w) -> Answer {
+                               if (++*calls <= right_calls) return spec.reference(w);
+                               return wrong(spec, w);
+                             });
+}
+
+// What a comparison with the reference reports (a relation's own finding is relation_broken).
+bool judged_by_the_reference(harness::FindingKind kind) {
+  using harness::FindingKind;
+  return kind == FindingKind::mismatch || kind == FindingKind::accepted_invalid || kind == FindingKind::unexpected_error ||
+         kind == FindingKind::wrong_error;
+}
+
+engine::SuiteOptions options_for(const std::string& name) {
+  engine::SuiteOptions options;
+  options.seed = kSeed;
+  options.default_cases = 100;
+  options.include_library = false;
+  options.stop_at_first_failure = true;
+  options.shrink_budget_seconds = 5;
+  options.report_dir = scratch_dir("every-answer-" + name);
+  return options;
+}
+
+struct SpecProperty {
+  const harness::Spec* spec;
+  std::string property;
+};
+
+std::vector<SpecProperty> every_property_that_asks() {
+  std::vector<SpecProperty> all;
+  for (const auto* spec : harness::all_specs()) {
+    for (const auto& p : properties::table_of(*spec).properties) {
+      if (p.scope == engine::Scope::implementation) all.push_back({spec, p.name});
+    }
+  }
+  return all;
+}
+
+class EveryProperty : public testing::TestWithParam<SpecProperty> {};
+
+TEST_P(EveryProperty, FailsAFunctionThatIsWrongAfterItsFirstCalls) {
+  const auto& [spec, name] = GetParam();
+  const auto& table = properties::table_of(*spec);
+  const engine::Property& property = *table.find(name);
+  auto calls = std::make_shared<std::atomic<long long>>(0);
+  // Right on its first call only: the huge batches' property runs 2 cases.
+  const Implementation impl = wrong_after(*spec, 1, calls);
+  const auto result = engine::run_property(property, impl, options_for(std::string(spec->name()) + "-" + name), &table);
+  ASSERT_FALSE(result.passed) << spec->name() << " " << name << " passed " << result.cases
+                              << " cases of a function wrong after its first call (" << *calls << " calls)";
+  ASSERT_TRUE(result.counterexample.has_value()) << result.message;
+  EXPECT_TRUE(judged_by_the_reference(result.counterexample->finding.kind))
+      << "judged as " << harness::to_string(result.counterexample->finding.kind) << ", not against the reference";
+}
+
+INSTANTIATE_TEST_SUITE_P(EverySpec, EveryProperty, testing::ValuesIn(every_property_that_asks()),
+                         [](const testing::TestParamInfo<SpecProperty>& info) {
+                           std::string name = std::string(info.param.spec->name()) + "_" + info.param.property;
+                           for (auto& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
+
+// The issue's own case: right for every call the reference properties make
+// (counted on the reference), wrong after. The relations that follow must
+// fail it, and on the reference's word.
+class EverySpec : public testing::TestWithParam<const harness::Spec*> {};
+
+TEST_P(EverySpec, IsNotVerifiedWhenItsFunctionTurnsWrongAfterTheReferenceProperties) {
+  const harness::Spec& spec = *GetParam();
+  const auto& table = properties::table_of(spec);
+  auto options = options_for(std::string(spec.name()) + "-suite");
+  // The calls of the properties before the first that judges more than the truth.
+  auto counted = std::make_shared<std::atomic<long long>>(0);
+  const Implementation counting = wrong_after(spec, std::numeric_limits<long long>::max(), counted);
+  std::size_t first_relation = 0;
+  for (; first_relation < table.properties.size(); ++first_relation) {
+    const auto& p = table.properties[first_relation];
+    if (p.scope != engine::Scope::implementation) continue;
+    if (p.judge) break;
+    ASSERT_TRUE(engine::run_property(p, counting, options, &table).passed) << p.name << " fails the reference";
+  }
+  if (first_relation == table.properties.size()) GTEST_SKIP() << spec.name() << " has no property beyond the truth";
+
+  auto calls = std::make_shared<std::atomic<long long>>(0);
+  const Implementation impl = wrong_after(spec, counted->load(), calls);
+  const auto suite = engine::run_suite(table, impl, options);
+  ASSERT_FALSE(suite.passed()) << spec.name() << ": VERIFIED a function wrong after " << *counted << " calls ("
+                               << *calls << " calls made)";
+  const auto* failed = suite.first_failure();
+  ASSERT_NE(failed, nullptr);
+  ASSERT_TRUE(failed->counterexample.has_value()) << failed->message;
+  EXPECT_TRUE(judged_by_the_reference(failed->counterexample->finding.kind))
+      << failed->property << " judged it as " << harness::to_string(failed->counterexample->finding.kind);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EverySpec, testing::ValuesIn(harness::all_specs()),
+                         [](const testing::TestParamInfo<const harness::Spec*>& info) {
+                           std::string name(info.param->name());
+                           for (auto& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
+
+// A failure seen once is never mislabelled: a function wrong on one call only
+// (a race) is reported as found, "flaky", with both of its answers, and no
+// "draws it again" promise.
+TEST(AFailure, SeenOnceIsReportedFlakyWithBothAnswersAndHowOftenItWasAskedAgain) {
+  const harness::Spec& spec = *harness::all_specs().front();
+  const auto& table = properties::table_of(spec);
+  auto calls = std::make_shared<std::atomic<long long>>(0);
+  const Implementation once = harness::in_process("wrong-once", "wrong on call 40 only", spec,
+                                                  [&spec, calls](const Workload& w) -> Answer {
+                                                    return ++*calls == 40 ? wrong(spec, w) : spec.reference(w);
+                                                  });
+  const auto result = engine::run_property(table.properties.front(), once, options_for("flaky-once"), &table);
+  ASSERT_FALSE(result.passed) << "a wrong answer, even once, is a failure";
+  ASSERT_TRUE(result.counterexample.has_value());
+  const auto& cx = *result.counterexample;
+  EXPECT_EQ(cx.status.rfind("flaky (", 0), 0u) << cx.status;
+  EXPECT_NE(cx.status.find("3 times"), std::string::npos) << cx.status;
+  EXPECT_NE(cx.reproduce.find("did not fail again"), std::string::npos) << cx.reproduce;
+  ASSERT_FALSE(cx.related.empty());
+  EXPECT_EQ(cx.related.front().workload, cx.workload);
+  ASSERT_TRUE(cx.related.front().actual.has_value());
+  EXPECT_TRUE(*cx.related.front().actual == spec.reference(cx.workload)) << "the answer when asked again";
+  EXPECT_EQ(result.shrinks, 0) << "a failure that does not hold is not shrunk";
+}
+
+// A random slip (1 call in 30) does not lead the shrinker on: a step is taken
+// only when its failure holds, and after a few that did not, shrinking stops.
+TEST(AFailure, ThatStrikesAtRandomDoesNotLeadTheShrinkerOn) {
+  const harness::Spec& spec = *harness::all_specs().front();
+  const auto& table = properties::table_of(spec);
+  auto random = std::make_shared<std::mt19937_64>(7);
+  auto calls = std::make_shared<std::atomic<long long>>(0);
+  const Implementation slips = harness::in_process("wrong-at-random", "wrong on 1 call in 30", spec,
+                                                   [&spec, random, calls](const Workload& w) -> Answer {
+                                                     ++*calls;
+                                                     return (*random)() % 30 == 0 ? wrong(spec, w) : spec.reference(w);
+                                                   });
+  auto options = options_for("flaky-random");
+  options.shrink_budget_seconds = 600;  // only the flakes may stop it
+  const auto result = engine::run_property(table.properties.front(), slips, options, &table);
+  ASSERT_FALSE(result.passed);
+  ASSERT_TRUE(result.counterexample.has_value());
+  EXPECT_NE(result.counterexample->status.find("flaky"), std::string::npos) << result.counterexample->status;
+  EXPECT_LT(*calls, 5000) << "the shrinker followed random failures for " << result.shrinks << " steps";
+}
+
+}  // namespace
+}  // namespace chunkmeta
