@@ -177,8 +177,8 @@ bool Round::reproduces(Failure& found, detail::ShrinkWatch& watch) {
   for (std::size_t a = 0; a < asks.size() && a < answers.size(); ++a) {
     const auto* outcome = std::get_if<harness::Outcome>(&answers[a]);
     if (!(asks[a] == cx.workload) || outcome == nullptr) continue;
-    cx.related.insert(cx.related.begin(), {"the same workload asked again: its answer then (it held each of " +
-                                               std::to_string(kRetries) + " times)",
+    cx.related.insert(cx.related.begin(), {"the same workload, asked again " + std::to_string(kRetries) +
+                                               " times: right each time (its output the last time below)",
                                            asks[a], *outcome, nullptr});
     break;
   }

@@ -22,6 +22,7 @@ For an engine written in Python:
 * ``chunkmeta.strategies``: Hypothesis strategies for the same workloads.
 """
 
+import dis
 import enum
 import functools
 import hashlib
@@ -431,18 +432,19 @@ def _type_name(value):
 
 class _Keying:
     """One function's key text (see _identity). ``path`` holds what is being keyed (by id, only while this
-    key is made, never in its text), so a function that holds itself, or an object its own attribute,
-    ends; ``depth`` bounds what a deep graph of objects could cost."""
+    key is made, never in its text), so a function that holds itself ends; ``depth`` bounds what a deep
+    graph of values could cost."""
 
     MAX_DEPTH = 8
 
     def __init__(self):
         self.path = set()
 
-    def value(self, value, depth, open_objects):
-        """``value`` as text that is the same in every run and process and tells constants apart. An object
-        referenced directly (``open_objects``) is keyed by its type and its attributes; objects inside it by
-        their type only (what they hold is often state: a config's ids, a logger, a lock)."""
+    def value(self, value, depth):
+        """``value`` as text that is the same in every run and process and tells constants apart. Only
+        immutable values are keyed by what they hold; what can change between two calls is state, keyed by
+        its type: an array or buffer, a list, dict or set (a memo, a call counter), an object (its
+        attributes: a builder's step count, its caches)."""
         if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
             return repr(value)
         if depth > self.MAX_DEPTH:
@@ -451,25 +453,20 @@ class _Keying:
             return f"<recursive {_type_name(value)}>"
         self.path.add(id(value))
         try:
-            return self._unseen(value, depth + 1, open_objects)
+            return self._unseen(value, depth + 1)
         finally:
             self.path.discard(id(value))
 
-    def _unseen(self, value, depth, open_objects):
+    def _unseen(self, value, depth):
         if isinstance(value, numbers.Number):
             return f"{_type_name(value)}({value})"  # a numpy scalar is a constant, not a buffer
         array = _array_kind(value)
         if array is not None:
             return array
-        if isinstance(value, (tuple, list)):
-            inner = ", ".join(self.value(item, depth, open_objects) for item in value)
-            return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
-        if isinstance(value, (set, frozenset)):  # sorted: a set of strings iterates in a per-process order
-            return "{" + ", ".join(sorted(self.value(item, depth, open_objects) for item in value)) + "}"
-        if isinstance(value, dict):
-            items = sorted(f"{self.value(k, depth, open_objects)}: {self.value(v, depth, open_objects)}"
-                           for k, v in value.items())
-            return "{" + ", ".join(items) + "}"
+        if isinstance(value, tuple):
+            return "(" + ", ".join(self.value(item, depth) for item in value) + ")"
+        if isinstance(value, frozenset):  # sorted: a set of strings iterates in a per-process order
+            return "frozenset{" + ", ".join(sorted(self.value(item, depth) for item in value)) + "}"
         if isinstance(value, types.ModuleType):
             return f"<module {value.__name__}>"
         if isinstance(value, type):
@@ -480,63 +477,60 @@ class _Keying:
             return self.code(value, depth)
         if isinstance(value, functools.partial) or inspect.isroutine(value):
             return self.function(value, depth)
-        attributes = self._attributes(value)
-        if attributes is None:  # a value type of an extension (torch.dtype, torch.device): its repr, if it names no address
-            try:
-                text = repr(value)
-            except Exception:  # noqa: BLE001 - a repr that raises names nothing
-                text = ""
-            return text if text and not re.search(r"0x[0-9a-fA-F]{4,}", text) else f"<{_type_name(value)}>"
-        if not open_objects:
-            return f"<{_type_name(value)}>"
-        held = ", ".join(f"{name}={self.value(attribute, depth, False)}" for name, attribute in attributes)
-        return f"{_type_name(value)}({held})"
-
-    @staticmethod
-    def _attributes(value):
-        """An object's own attributes by name, or None when it keeps none in a __dict__ (a value type with
-        slots, such as a Path, whose lazily cached slots would change its key: its repr is what it is).
-        A functools.cached_property's value is left out: it appears once computed, and is state."""
-        own = getattr(value, "__dict__", None)
-        if not isinstance(own, dict):
-            return None
-        kind = type(value)
-        return sorted((name, attribute) for name, attribute in own.items()
-                      if not isinstance(getattr(kind, name, None), functools.cached_property))
+        if isinstance(getattr(value, "__dict__", None), dict) or isinstance(value, (list, dict, set)):
+            return f"<{_type_name(value)}>"  # state: what it holds changes as the function is used
+        # A value type of an extension (torch.dtype, torch.device), or one with slots (a Path): its repr,
+        # unless that names a memory address.
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - a repr that raises names nothing
+            text = ""
+        return text if text and not re.search(r"0x[0-9a-fA-F]{4,}", text) else f"<{_type_name(value)}>"
 
     def code(self, code, depth):
         """What a function computes: its bytecode, names and constants (nested functions' code within), never
         its line numbers or file (a function moved in its file is the same function)."""
-        constants = ", ".join(self.value(constant, depth, False) for constant in code.co_consts)
+        constants = ", ".join(self.value(constant, depth) for constant in code.co_consts)
         text = (f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|{code.co_freevars}|{code.co_cellvars}|"
                 f"{code.co_argcount},{code.co_posonlyargcount},{code.co_kwonlyargcount},{code.co_flags}|{constants}")
         return f"code {hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
+    @staticmethod
+    def _rebound(code):
+        """The free variables the function assigns (nonlocal): variables, not constants."""
+        return {instruction.argval for instruction in dis.get_instructions(code)
+                if instruction.opname in ("STORE_DEREF", "DELETE_DEREF")}
+
     def function(self, fn, depth):
         if isinstance(fn, functools.partial):
-            return (f"partial({self.function(fn.func, depth)}, args={self.value(fn.args, depth, True)}, "
-                    f"keywords={self.value(dict(fn.keywords), depth, True)})")
+            return (f"partial({self.function(fn.func, depth)}, args={self.value(fn.args, depth)}, "
+                    f"keywords={self.value(tuple(sorted(fn.keywords.items())), depth)})")
         if inspect.ismethod(fn):
-            return f"{self.function(fn.__func__, depth)} bound to {self.value(fn.__self__, depth, True)}"
+            return f"{self.function(fn.__func__, depth)} bound to {self.value(fn.__self__, depth)}"
         module, qualname = _describe(fn)
         identity = f"{module}.{qualname}:{getattr(fn, '__name__', '')}"
         code = getattr(fn, "__code__", None)
         if code is not None and not _names_it(module, qualname):
             identity += f" {self.code(code, depth)}"  # lambdas and nested functions: their names are shared
         held = []
-        for cell in getattr(fn, "__closure__", None) or ():
+        rebound = self._rebound(code) if code is not None else set()
+        names = code.co_freevars if code is not None else ()
+        for name, cell in zip(names, getattr(fn, "__closure__", None) or ()):
             try:
-                held.append(self.value(cell.cell_contents, depth, True))
+                contents = cell.cell_contents
             except ValueError:  # an empty cell
                 held.append("<empty>")
+                continue
+            held.append(f"<variable {_type_name(contents)}>" if name in rebound else self.value(contents, depth))
         if held:
             identity += f" closure=({', '.join(held)})"
         for name in ("__defaults__", "__kwdefaults__"):
             given = getattr(fn, name, None)
             if given:
-                identity += f" {name.strip('_')}={self.value(given, depth, True)}"
-        if not inspect.isroutine(fn) and not isinstance(fn, type):  # a callable object: its __call__ and its state
-            identity += f" calls {self.function(type(fn).__call__, depth)} of {self.value(fn, depth, True)}"
+                given = tuple(sorted(given.items())) if isinstance(given, dict) else given
+                identity += f" {name.strip('_')}={self.value(given, depth)}"
+        if not inspect.isroutine(fn) and not isinstance(fn, type):  # a callable object: its class's __call__
+            identity += f" calls {self.function(type(fn).__call__, depth)} of {self.value(fn, depth)}"
         return identity
 
 
@@ -550,11 +544,13 @@ def _names_it(module, qualname):
 def _identity(fn):
     """What names ``fn`` across calls and processes, for its example database, and tells apart what
     computes differently: its module and qualified name (and its code, where that name is shared: a
-    lambda, a nested function); what its closure holds and its defaults (two closures of one factory
-    are two functions); a partial's function, arguments and keywords; a bound method's function and its
-    object's attributes. Arrays and buffers (tensors, numpy arrays, array.array, bytearray, memoryview,
-    anything with the buffer protocol or DLPack) by their kind and dtype only: their contents are state.
-    Never a memory address, an id or a per-process order (hash-randomised sets)."""
+    lambda, a nested function); the constants its closure holds and its defaults (two closures of one
+    factory over different chunk sizes are two functions); a partial's function, arguments and keywords; a
+    bound method's function and its object's class. What changes as the function is used is state, keyed
+    by its type only: arrays and buffers (tensors, numpy arrays, array.array, bytearray, memoryview,
+    anything with the buffer protocol or DLPack, by kind and dtype), lists, dicts and sets (a memo, a call
+    counter), objects (their attributes), and a free variable the function rebinds (nonlocal). Never a
+    memory address, an id or a per-process order (hash-randomised sets)."""
     return _Keying().function(fn, 0)
 
 

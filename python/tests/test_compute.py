@@ -1,6 +1,7 @@
 """chunkmeta.compute_chunk_metadata: the engine's call, the engine's types, the library's errors."""
 
 import gc
+import inspect
 import threading
 import time
 
@@ -632,3 +633,28 @@ def test_an_integer_beyond_int64_is_named_as_given_never_as_a_clamped_value(name
         assert error.field == argument
         assert error.index == (None if at is None else at[0] * columns + at[1] if isinstance(at, tuple) else at)
         assert error.code == ("value_too_large" if value > 0 else "negative_value")
+
+
+def sizing_helpers():
+    """Every helper that sizes out= buffers from an engine's limits, found in the package."""
+    return sorted(name for name in dir(chunkmeta) if name.endswith("max_output_sizes"))
+
+
+@pytest.mark.parametrize("value", BEYOND_INT64)
+@pytest.mark.parametrize("name", sizing_helpers())
+def test_a_sizing_helper_names_an_integer_beyond_int64_as_given(name, value):
+    fn = getattr(chunkmeta, name)
+    parameters = list(inspect.signature(fn).parameters)
+    fn(**{p: 64 for p in parameters})  # the limits every helper takes
+    for parameter in parameters:
+        with pytest.raises(chunkmeta.InvalidWorkload) as refused:
+            fn(**{p: value if p == parameter else 64 for p in parameters})
+        assert str(refused.value).startswith(f"{parameter} is {value}"), str(refused.value)
+        assert refused.value.field == parameter
+
+
+def test_every_function_the_package_exports_has_a_signature_inspect_reads():
+    for name in chunkmeta.__all__ if hasattr(chunkmeta, "__all__") else dir(chunkmeta):
+        fn = getattr(chunkmeta, name)
+        if callable(fn) and not isinstance(fn, type) and not name.startswith("_"):
+            inspect.signature(fn)  # raises ValueError on a text signature it cannot parse

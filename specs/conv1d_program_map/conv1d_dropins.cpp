@@ -105,7 +105,10 @@ void add_conv1d_program_map(py::module_& m) {
   options.disable_function_signatures();
   m.def(
       "causal_conv1d_program_map_max_output_sizes",
-      [](std::int64_t max_tokens, std::int64_t max_rows, std::int64_t block_m) {
+      [](py::handle max_tokens_given, py::handle max_rows_given, py::handle block_m_given) {
+        const std::int64_t max_tokens = to_int64(max_tokens_given, "max_tokens");
+        const std::int64_t max_rows = to_int64(max_rows_given, "max_rows");
+        const std::int64_t block_m = to_int64(block_m_given, "block_m");
         const auto sizes = conv1d::max_output_sizes(max_tokens, max_rows, block_m);
         if (!sizes.ok()) raise_invalid(sizes.error());
         return py::make_tuple(sizes.value().rows, sizes.value().programs, sizes.value().programs);

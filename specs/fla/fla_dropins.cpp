@@ -175,7 +175,10 @@ void add_fla(py::module_& m) {
   options.disable_function_signatures();
   m.def(
       "fla_max_output_sizes",
-      [](std::int64_t max_tokens, std::int64_t max_sequences, std::int64_t chunk_size) {
+      [](py::handle max_tokens_given, py::handle max_sequences_given, py::handle chunk_size_given) {
+        const std::int64_t max_tokens = to_int64(max_tokens_given, "max_tokens");
+        const std::int64_t max_sequences = to_int64(max_sequences_given, "max_sequences");
+        const std::int64_t chunk_size = to_int64(chunk_size_given, "chunk_size");
         const auto sizes = fla::max_output_sizes(max_tokens, max_sequences, chunk_size);
         if (!sizes.ok()) raise_invalid(sizes.error());
         return py::make_tuple(sizes.value().chunks, sizes.value().offsets);

@@ -262,7 +262,11 @@ void add_local_attn_virtual_batches(py::module_& m) {
   options.disable_function_signatures();
   m.def(
       "local_attention_virtual_batches_max_output_sizes",
-      [](std::int64_t max_tokens, std::int64_t max_rows, std::int64_t attn_chunk_size, std::int64_t block_size) {
+      [](py::handle max_tokens_given, py::handle max_rows_given, py::handle attn_chunk_size_given, py::handle block_size_given) {
+        const std::int64_t max_tokens = to_int64(max_tokens_given, "max_tokens");
+        const std::int64_t max_rows = to_int64(max_rows_given, "max_rows");
+        const std::int64_t attn_chunk_size = to_int64(attn_chunk_size_given, "attn_chunk_size");
+        const std::int64_t block_size = to_int64(block_size_given, "block_size");
         const auto sizes = local_attn::max_output_sizes(max_tokens, max_rows, attn_chunk_size, block_size);
         if (!sizes.ok()) raise_invalid(sizes.error());
         const std::int64_t V = sizes.value().virtual_batches;

@@ -192,7 +192,7 @@ PyObject* compute_chunk_metadata_fastcall(PyObject*, PyObject* const* args, Py_s
   });
 }
 
-const char* const kComputeDoc = R"doc(compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu, checkpoint_offsets_p=<not given>, *, out=None)
+const char* const kComputeDoc = R"doc(compute_chunk_metadata(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu, checkpoint_offsets_p=..., *, out=None)
 --
 
 The engine's chunk metadata (specs/mamba), computed by chunkmeta's fast implementation.
@@ -212,7 +212,8 @@ too small raises InvalidWorkload (output_buffer_too_small) naming it and the
 size needed. max_output_sizes() sizes them once from the engine's limits.
 The GIL is released while large workloads are computed.
 
-With checkpoint_offsets_p (vLLM #57329's internal prefill checkpoints: one
+Without checkpoint_offsets_p (the signature's `...`), three arrays are returned. With
+checkpoint_offsets_p (vLLM #57329's internal prefill checkpoints: one
 offset per row from its query start, 0 for none; a list, tensor or array, or
 None for none at all), the chunks are also cut at each row's checkpoint
 (specs/mamba_checkpointed_chunks) and a fourth array is returned,
@@ -253,7 +254,10 @@ void add_mamba(py::module_& m) {
   options.disable_function_signatures();
   m.def(
       "max_output_sizes",
-      [](std::int64_t max_tokens, std::int64_t max_rows, std::int64_t chunk_size) {
+      [](py::handle max_tokens_given, py::handle max_rows_given, py::handle chunk_size_given) {
+        const std::int64_t max_tokens = to_int64(max_tokens_given, "max_tokens");
+        const std::int64_t max_rows = to_int64(max_rows_given, "max_rows");
+        const std::int64_t chunk_size = to_int64(chunk_size_given, "chunk_size");
         const auto sizes = chunkmeta::max_output_sizes(max_tokens, max_rows, chunk_size);
         if (!sizes.ok()) raise_invalid(sizes.error());
         return py::make_tuple(sizes.value().cu_chunk_seqlen, sizes.value().seq_idx, sizes.value().last_chunk_indices);
