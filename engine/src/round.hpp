@@ -162,10 +162,12 @@ class Round {
 
   void count_passed(const Case& c);
 
-  // The verdict on a case: every answer against the reference and the
+  // The verdict on a case from the answers to its asks (property_.asks(c),
+  // which every caller holds): every answer against the reference and the
   // invariants (against_the_truth), then the property's own judgement.
-  std::optional<Counterexample> judge(const Case& c, std::span<const Answer> answers);
-  std::optional<Counterexample> against_the_truth(const Case& c, std::span<const Answer> answers) const;
+  std::optional<Counterexample> judge(const Case& c, std::span<const Workload> asks, std::span<const Answer> answers);
+  std::optional<Counterexample> against_the_truth(const Case& c, std::span<const Workload> asks,
+                                                  std::span<const Answer> answers) const;
 
   // --- Shrinking ---
 

@@ -141,15 +141,15 @@ std::optional<Failure> Round::search(std::uint64_t seed, int cases, int from, de
           answers.push_back(std::move(answer_one_by_one(std::span<const Workload>(&current->asks[a], 1), false)[0]));
         }
       }
-      auto verdict = judge(c, answers);
+      const auto asks = std::span<const Workload>(current->asks).subspan(first, past - first);
+      auto verdict = judge(c, asks, answers);
       if (verdict && unconfirmed_timeout(*verdict)) {
         // A stall of the machine is over at once: asked again with the
         // ordinary limit, the case passes, and costs no shrink. A hang
         // times out again, and is shrunk, then confirmed (confirmed()).
         cancel_and_land(next.get());  // the implementation takes one caller at a time
-        ask_timeouts_again(std::span<const Workload>(current->asks).subspan(first, past - first), answers,
-                           Limit::ordinary);
-        verdict = judge(c, answers);
+        ask_timeouts_again(asks, answers, Limit::ordinary);
+        verdict = judge(c, asks, answers);
       }
       if (verdict) {
         cancel_and_land(next.get());  // the implementation is free again before shrinking asks it anything
@@ -184,11 +184,12 @@ void Round::count_passed(const Case& c) {
   }
 }
 
-std::optional<Counterexample> Round::judge(const Case& c, std::span<const Answer> answers) {
+std::optional<Counterexample> Round::judge(const Case& c, std::span<const Workload> asks,
+                                           std::span<const Answer> answers) {
   // Every answer against the truth first, whatever the property: a relation
   // compares answers with each other, and a function that turns wrong after
   // N calls is consistently wrong. The property's own judgement adds to that.
-  auto verdict = against_the_truth(c, answers);
+  auto verdict = against_the_truth(c, asks, answers);
   if (!verdict && property_.judge) verdict = property_.judge(impl_, c, answers);
   if (verdict) {
     verdict->implementation = impl_.name;
@@ -198,8 +199,8 @@ std::optional<Counterexample> Round::judge(const Case& c, std::span<const Answer
   return verdict;
 }
 
-std::optional<Counterexample> Round::against_the_truth(const Case& c, std::span<const Answer> answers) const {
-  const std::vector<Workload> asks = property_.asks(c);
+std::optional<Counterexample> Round::against_the_truth(const Case& c, std::span<const Workload> asks,
+                                                       std::span<const Answer> answers) const {
   for (std::size_t i = 0; i < asks.size() && i < answers.size(); ++i) {
     auto finding = harness::judge(spec_, asks[i], answers[i]);
     if (!finding) continue;

@@ -35,8 +35,9 @@ Case Round::apply(const Case& c, const Step& step) {
 
 std::optional<std::pair<std::size_t, Counterexample>> Round::first_failing(std::span<const Case> candidates,
                                                                             std::optional<harness::FindingKind> only) {
-  const auto judged_failing = [&](const Case& candidate, std::span<const Answer> answers) {
-    auto verdict = judge(candidate, answers);
+  const auto judged_failing = [&](const Case& candidate, std::span<const Workload> asks,
+                                  std::span<const Answer> answers) {
+    auto verdict = judge(candidate, asks, answers);
     if (verdict && only && verdict->finding.kind != *only) verdict.reset();
     return verdict;
   };
@@ -44,7 +45,7 @@ std::optional<std::pair<std::size_t, Counterexample>> Round::first_failing(std::
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const auto asks = property_.asks(candidates[i]);
       const auto answers = answer_one_by_one(asks, true);
-      if (auto verdict = judged_failing(candidates[i], answers)) return std::pair{i, std::move(*verdict)};
+      if (auto verdict = judged_failing(candidates[i], asks, answers)) return std::pair{i, std::move(*verdict)};
     }
     return std::nullopt;
   }
@@ -64,7 +65,8 @@ std::optional<std::pair<std::size_t, Counterexample>> Round::first_failing(std::
     for (; !failing && judged < candidates.size() && first_ask[judged + 1] <= ready; ++judged) {
       std::vector<Answer> mine;
       for (std::size_t a = first_ask[judged]; a < first_ask[judged + 1]; ++a) mine.push_back(*answers[a]);
-      if (auto verdict = judged_failing(candidates[judged], mine)) failing = std::pair{judged, std::move(*verdict)};
+      const auto theirs = std::span<const Workload>(asks).subspan(first_ask[judged], mine.size());
+      if (auto verdict = judged_failing(candidates[judged], theirs, mine)) failing = std::pair{judged, std::move(*verdict)};
     }
     return failing.has_value();
   };
@@ -153,7 +155,7 @@ std::optional<Counterexample> Round::fails_again(const Case& c, std::vector<Answ
   if (memo_ != nullptr) {
     for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], again[a]);
   }
-  auto verdict = judge(c, again);
+  auto verdict = judge(c, asks, again);
   if (answers != nullptr) *answers = std::move(again);
   return verdict;
 }
@@ -202,7 +204,7 @@ std::optional<Failure> Round::asked_again(Failure failure) {
   if (memo_ != nullptr) {
     for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], answers[a]);
   }
-  auto verdict = judge(failure.found, answers);
+  auto verdict = judge(failure.found, asks, answers);
   if (!verdict) return std::nullopt;
   return Failure{std::move(failure.found), std::move(*verdict), failure.index, {}};
 }
