@@ -196,5 +196,50 @@ TEST(AFailure, ThatStrikesAtRandomDoesNotLeadTheShrinkerOn) {
   EXPECT_LT(*calls, 5000) << "the shrinker followed random failures for " << result.shrinks << " steps";
 }
 
+// A crash is asked again once shrunk (a program that imports torch costs 1 to
+// 2 s to restart cold before the shrink, nothing extra on a warm spare after
+// it), yet a crash seen once is still never mislabelled: the case the shrink
+// reached is asked again, then the case found, and a crash that never comes
+// again is reported flaky.
+Answer crashed() { return harness::Misbehaviour{harness::FindingKind::crashed, "the process was killed by signal 11", ""}; }
+
+TEST(ACrash, SeenOnceIsReportedFlaky) {
+  const harness::Spec& spec = *harness::all_specs().front();
+  const auto& table = properties::table_of(spec);
+  auto calls = std::make_shared<std::atomic<long long>>(0);
+  const Implementation once = harness::in_process("crash-once", "crashes on call 40 only", spec,
+                                                  [&spec, calls](const Workload& w) -> Answer {
+                                                    return ++*calls == 40 ? crashed() : Answer(spec.reference(w));
+                                                  });
+  const auto result = engine::run_property(table.properties.front(), once, options_for("crash-once"), &table);
+  ASSERT_FALSE(result.passed) << "a crash, even once, is a failure";
+  ASSERT_TRUE(result.counterexample.has_value());
+  EXPECT_EQ(result.counterexample->finding.kind, harness::FindingKind::crashed);
+  EXPECT_EQ(result.counterexample->status.rfind("flaky (", 0), 0u) << result.counterexample->status;
+  EXPECT_NE(result.counterexample->reproduce.find("did not fail again"), std::string::npos);
+}
+
+TEST(ACrash, ThatHoldsIsShrunkThenAskedAgainOnTheCaseItReached) {
+  const harness::Spec& spec = *harness::all_specs().front();
+  const auto& table = properties::table_of(spec);
+  auto minimal_asked = std::make_shared<std::atomic<int>>(0);
+  const Implementation crashes = harness::in_process("crash-from-2-rows", "crashes on 2 rows or more", spec,
+                                                     [&spec, minimal_asked](const Workload& w) -> Answer {
+                                                       if (w.rows() < 2) return spec.reference(w);
+                                                       if (w.rows() == 2) ++*minimal_asked;
+                                                       return crashed();
+                                                     });
+  const auto result = engine::run_property(table.properties.front(), crashes, options_for("crash-holds"), &table);
+  ASSERT_FALSE(result.passed);
+  ASSERT_TRUE(result.counterexample.has_value());
+  const auto& cx = *result.counterexample;
+  EXPECT_EQ(cx.finding.kind, harness::FindingKind::crashed);
+  EXPECT_EQ(cx.status, harness::kMinimal);
+  EXPECT_EQ(cx.workload.rows(), 2u);
+  EXPECT_GT(result.shrinks, 0);
+  EXPECT_NE(cx.reproduce.find("draws it again"), std::string::npos) << cx.reproduce;
+  EXPECT_GE(minimal_asked->load(), 2) << "the case reported failed when asked again, fresh";
+}
+
 }  // namespace
 }  // namespace chunkmeta

@@ -219,7 +219,8 @@ class Round {
   // random slip fails once and passes when asked again: the case found is
   // asked again up to kRetries times (fresh, never from the memo), and each
   // shrink step taken is asked once more before it is taken. Timeouts have
-  // their own confirmation (confirmed()).
+  // their own confirmation (confirmed()); a crash is asked again once shrunk
+  // (asked_again_after_the_shrink).
   static constexpr int kRetries = 3;
   // Smaller cases that failed once and passed when asked again before the
   // shrink stops following random failures.
@@ -228,6 +229,18 @@ class Round {
   bool interrupted() const;  // stop_requested said so
   // Crashes restart a process per call: their shrink steps are not asked twice.
   static bool asked_again_when_shrinking(const Counterexample& cx);
+  // A crash (or a skipped answer, after which the program is killed) is asked
+  // again after the shrink, on the case the shrink reached, not before it: the
+  // process it ended is restarted by the next call either way, and a program
+  // that imports torch takes 1 to 2 s to start cold, where by the end of the
+  // shrink a spare started by its restarts is warm. The case reported then has
+  // failed twice itself; if it does not fail again, the case found is asked
+  // again as reproduces() asks it (reported as found, or flaky).
+  static bool asked_again_after_the_shrink(const Counterexample& cx);
+  // The shrunk failure of a crash confirmed (asked_again_after_the_shrink):
+  // `held` when it fails again, else the case found if that fails again
+  // (not fully shrunk), else the case found reported flaky.
+  Failure confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch, bool& reproducible);
   // The verdict on `c` asked once more, fresh; the memo keeps the new answers.
   std::optional<Counterexample> fails_again(const Case& c, std::vector<Answer>* answers = nullptr);
   // It failed again, or the run was interrupted (then the doors answer with the reference).

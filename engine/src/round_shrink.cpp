@@ -149,6 +149,20 @@ bool Round::asked_again_when_shrinking(const Counterexample& cx) {
   return asked_again_when_found(cx) && kind != FindingKind::crashed && kind != FindingKind::missing_output;
 }
 
+bool Round::asked_again_after_the_shrink(const Counterexample& cx) {
+  return asked_again_when_found(cx) && !asked_again_when_shrinking(cx);
+}
+
+Failure Round::confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch,
+                                          bool& reproducible) {
+  const bool shrunk = !(held.found == found.found);
+  if (shrunk && holds_when_asked_again(held.found)) return held;
+  Failure as_found = found;
+  reproducible = reproduces(as_found, watch);
+  if (reproducible && shrunk) watch.stopped_because("the smaller case did not fail again when it was asked again");
+  return as_found;
+}
+
 std::optional<Counterexample> Round::fails_again(const Case& c, std::vector<Answer>* answers) {
   const auto asks = property_.asks(c);
   auto again = answer_one_by_one(asks, false);
@@ -273,9 +287,12 @@ bool Round::report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watc
   // Marked "shrinking" in place: its outputs may be huge, and it is not copied for that.
   watch.on_failure(found.counterexample, unconfirmed_timeout(found.counterexample));
   if (impl_.shrinking) impl_.shrinking(true);
-  const bool reproducible = reproduces(found, watch);
+  // A crash is asked again once shrunk (asked_again_after_the_shrink), anything else before.
+  const bool after_the_shrink = asked_again_after_the_shrink(found.counterexample);
+  bool reproducible = after_the_shrink || reproduces(found, watch);
   std::optional<Failure> held = !reproducible ? found : found.counterexample.duplicate_of.empty() ? known_bug(found) : found;
   if (!held) held = confirmed(found, shrink(found, watch), watch);
+  if (held && after_the_shrink) held = confirmed_after_the_shrink(found, std::move(*held), watch, reproducible);
   if (impl_.shrinking) impl_.shrinking(false);
   if (!held) {
     watch.withdraw();
