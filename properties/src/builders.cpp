@@ -24,9 +24,8 @@ std::function<Case(const rc::Random&, int)> workload_cases(rc::Gen<Workload> wor
   return [workloads](const rc::Random& random, int size) { return Case{pick(workloads, random, size), {}}; };
 }
 
-std::variant<Outcome, Counterexample> outcome_of(const Spec& spec, const Workload& asked, const Answer& answer) {
-  if (const auto* misbehaviour = std::get_if<harness::Misbehaviour>(&answer))
-    return counterexample(asked, harness::finding_of(*misbehaviour, spec.reference(asked)));
+const Outcome& outcome_of(const Answer& answer) {
+  // A misbehaviour was the engine's finding before any judge ran (Property::judge): never met here.
   return std::get<Outcome>(answer);
 }
 
@@ -38,24 +37,6 @@ std::function<std::vector<std::string>(const Case&)> case_classes(Classes classe
 
 std::vector<Workload> ask_workload(const Case& c) { return {c.workload}; }
 
-// The whole batch's and its parts' outcomes, or the first misbehaviour's counterexample.
-struct Outcomes {
-  std::vector<Outcome> outcomes;
-  std::optional<Counterexample> misbehaved;
-};
-
-Outcomes outcomes_of(const Spec& spec, const std::vector<Workload>& asked, std::span<const Answer> answers) {
-  Outcomes out;
-  for (std::size_t i = 0; i < asked.size(); ++i) {
-    auto outcome = outcome_of(spec, asked[i], answers[i]);
-    if (auto* cx = std::get_if<Counterexample>(&outcome)) {
-      out.misbehaved = std::move(*cx);
-      return out;
-    }
-    out.outcomes.push_back(std::get<Outcome>(std::move(outcome)));
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -91,9 +72,7 @@ Property agrees_with_relation(const Spec& spec, std::string name, std::string se
   p.asks = [](const Case& c) { return std::vector<Workload>{c.workload}; };
   p.judge = [&spec, relation = std::move(relation), predict = std::move(predict)](
                 const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
-    auto outcome = outcome_of(spec, c.workload, answers[0]);
-    if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
-    const Outcome& actual = std::get<Outcome>(outcome);
+    const Outcome& actual = outcome_of(answers[0]);
     auto prediction = predict(c.workload, actual);
     if (!prediction) return std::nullopt;
     if (actual.ok() && !harness::compare_outcomes(spec, prediction->predicted, actual)) return std::nullopt;
@@ -165,11 +144,9 @@ Property split_and_join(const Spec& spec, rc::Gen<Workload> workloads, Classes c
                                             std::span<const Answer> answers) -> std::optional<Counterexample> {
     const std::size_t split = split_of(c);
     const auto [left, right] = split_batch(c.workload, split);
-    auto got = outcomes_of(spec, {c.workload, left, right}, answers);
-    if (got.misbehaved) return std::move(*got.misbehaved);
-    const Outcome& whole = got.outcomes[0];
-    const Outcome& left_out = got.outcomes[1];
-    const Outcome& right_out = got.outcomes[2];
+    const Outcome& whole = outcome_of(answers[0]);
+    const Outcome& left_out = outcome_of(answers[1]);
+    const Outcome& right_out = outcome_of(answers[2]);
     // expect_relation reports a refused part before comparing, so `predicted` only matters when all succeeded.
     const std::int64_t shift = c.workload.query_start_loc[split] - c.workload.query_start_loc[0];
     const bool all_ok = whole.ok() && left_out.ok() && right_out.ok();
@@ -207,10 +184,8 @@ Property shift_invariance(const Spec& spec, std::string name, std::string senten
   p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
     const std::int64_t delta = shift_of(c);
     const Workload shifted = shift_query_start_loc(c.workload, delta);
-    auto got = outcomes_of(spec, {c.workload, shifted}, answers);
-    if (got.misbehaved) return std::move(*got.misbehaved);
-    const Outcome& original = got.outcomes[0];
-    const Outcome& moved = got.outcomes[1];
+    const Outcome& original = outcome_of(answers[0]);
+    const Outcome& moved = outcome_of(answers[1]);
     if (original.ok() && moved.ok() && !harness::compare_outcomes(spec, original, moved)) return std::nullopt;
     return expect_relation(spec, c.workload,
                            "shifting every " + std::string(spec.field(harness::Slot::offsets)) + " entry by " + std::to_string(delta) +

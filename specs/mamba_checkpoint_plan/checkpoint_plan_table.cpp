@@ -124,19 +124,15 @@ Property same_cache_over_two_steps() {
   };
   p.judge = [](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
     const auto [first, second] = two_steps(c.workload, c.parameters);
-    const Workload* asked[] = {&c.workload, &first, &second};
-    std::vector<Outcome> outcomes;
-    for (std::size_t i = 0; i < 3; ++i) {
-      auto outcome = builders::outcome_of(spec(), *asked[i], answers[i]);
-      if (auto* cx = std::get_if<Counterexample>(&outcome)) return std::move(*cx);
-      outcomes.push_back(std::get<Outcome>(std::move(outcome)));
-    }
-    const bool all_ok = outcomes[0].ok() && outcomes[1].ok() && outcomes[2].ok();
+    // The three answers are outcomes: the engine reports a misbehaviour before a judge runs (builders::outcome_of).
+    const Outcome* outcomes[] = {&builders::outcome_of(answers[0]), &builders::outcome_of(answers[1]),
+                                 &builders::outcome_of(answers[2])};
+    const bool all_ok = outcomes[0]->ok() && outcomes[1]->ok() && outcomes[2]->ok();
     std::string where = "a plan names a chunk its step does not have";
     if (all_ok) {
-      const auto one = writes_of(c.workload, outcomes[0].value());
-      auto first_writes = writes_of(first, outcomes[1].value());
-      const auto second_writes = writes_of(second, outcomes[2].value());
+      const auto one = writes_of(c.workload, outcomes[0]->value());
+      auto first_writes = writes_of(first, outcomes[1]->value());
+      const auto second_writes = writes_of(second, outcomes[2]->value());
       if (one && first_writes && second_writes) {
         first_writes->insert(first_writes->end(), second_writes->begin(), second_writes->end());
         where = difference(cache_of(*one), cache_of(std::move(*first_writes)));
@@ -145,9 +141,9 @@ Property same_cache_over_two_steps() {
     }
     return builders::expect_relation(spec(), c.workload,
                                      "the cache differs when each row's new tokens are split across two steps: " + where,
-                                     {{"first step", first, outcomes[1], nullptr},
-                                      {"second step (computed tokens moved on)", second, outcomes[2], nullptr}},
-                                     all_ok ? outcomes[0] : outcomes[1], outcomes[0]);
+                                     {{"first step", first, *outcomes[1], nullptr},
+                                      {"second step (computed tokens moved on)", second, *outcomes[2], nullptr}},
+                                     all_ok ? *outcomes[0] : *outcomes[1], *outcomes[0]);
   };
   p.classes = [](const Case& c) { return checkpoint_edge_classes(c.workload); };
   return p;

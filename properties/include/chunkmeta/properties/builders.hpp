@@ -70,9 +70,11 @@ std::optional<Counterexample> expect_relation(const Spec& spec, const Workload& 
                                               std::vector<harness::RelatedWorkload> related,
                                               const harness::Outcome& predicted, const harness::Outcome& whole);
 
-// The answer of a case's `index`-th ask, or the counterexample of its
-// misbehaviour (a crash, a hang, a malformed answer).
-std::variant<harness::Outcome, Counterexample> outcome_of(const Spec& spec, const Workload& asked,
-                                                           const harness::Answer& answer);
+// The outcome an answer a property's judge is given holds. A judge never
+// sees a misbehaviour (a crash, a hang, a malformed answer, a changed input):
+// the engine judges every answer against the reference first
+// (Round::against_the_truth), returns on any finding, and calls a property's
+// judge only on answers that all held (Property::judge), so each is an Outcome.
+const harness::Outcome& outcome_of(const harness::Answer& answer);
 
 }  // namespace chunkmeta::properties::builders
