@@ -29,5 +29,11 @@ CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_DECLARE_MUTANTS_OF)
 
 // GoogleTest names parameterised tests after this, not a byte dump.
 inline void PrintTo(const Mutant& mutant, std::ostream* os) { *os << mutant.implementation.name; }
+// A parameterised test's name for a mutant: its name with '-' as '_' (GoogleTest takes no '-').
+inline std::string test_name_of(const Mutant& mutant) {
+  std::string name;
+  for (char c : mutant.implementation.name) name += c == '-' ? '_' : c;
+  return name;
+}
 
 }  // namespace chunkmeta::mutants

@@ -78,11 +78,7 @@ TEST_P(Catalogue, IsCaughtWithASmallReplayableCounterexample) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutants, Catalogue, testing::ValuesIn(mutants::catalogue()),
-                         [](const auto& info) {
-                           std::string name;
-                           for (char c : info.param.implementation.name) name += c == '-' ? '_' : c;
-                           return name;
-                         });
+                         [](const auto& info) { return mutants::test_name_of(info.param); });
 
 class PrintTable : public testing::Environment {
  public:

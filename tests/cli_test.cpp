@@ -271,14 +271,21 @@ TEST(ComputeCommand, StopsWithAnErrorWhenItsOutputCannotBeWritten) {
 }
 
 // The description programs read (the Python adapter calls a function so): every
-// registered spec, its inputs in the engine's order with their slots, its outputs.
+// registered spec, then every formulation judged by the kernels' view alone, its
+// inputs in the engine's order with their slots, its outputs, what judges it.
+std::string entry_judged_by(const harness::Json& entry) { return entry["judged_by"].get<std::string>(); }
+
 TEST(SpecsCommand, DescribesEveryRegisteredSpecAsJsonWithItsInputsAndOutputsInOrder) {
   const auto run = run_cli("specs --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto described = harness::Json::parse(run.out);
-  ASSERT_EQ(described.size(), harness::all_specs().size());
+  std::vector<const harness::Spec*> specs = harness::all_specs();
+  specs.insert(specs.end(), harness::kernel_formulations().begin(), harness::kernel_formulations().end());
+  ASSERT_EQ(described.size(), specs.size());
+  ASSERT_FALSE(harness::kernel_formulations().empty());
   for (std::size_t i = 0; i < described.size(); ++i) {
-    const harness::Spec& spec = *harness::all_specs()[i];
+    const harness::Spec& spec = *specs[i];
+    EXPECT_EQ(entry_judged_by(described[i]), spec.judged_by_reference() ? "reference" : "kernels_view") << spec.name();
     const auto& entry = described[i];
     EXPECT_EQ(entry["name"], spec.name());
     EXPECT_EQ(entry["default"], &spec == &harness::default_spec());

@@ -98,6 +98,7 @@ std::string_view to_string(FindingKind kind) noexcept {
     case FindingKind::accepted_invalid: return "accepted_invalid";
     case FindingKind::wrong_error: return "wrong_error";
     case FindingKind::relation_broken: return "relation_broken";
+    case FindingKind::wrong_state: return "wrong_state";
     case FindingKind::crashed: return "crashed";
     case FindingKind::timed_out: return "timed_out";
     case FindingKind::malformed_output: return "malformed_output";

@@ -165,12 +165,16 @@ Json description_json(const Spec& spec) {
               {"unit", spec.unit()},
               {"named_on_the_wire", named_on_the_wire(spec)},
               {"inputs", std::move(inputs)},
-              {"outputs", std::move(outputs)}};
+              {"outputs", std::move(outputs)},
+              {"judged_by", spec.judged_by_reference() ? "reference" : "kernels_view"},
+              {"kernels_view", spec.has_kernels_view() ? Json(spec.kernels_view_covers()) : Json(nullptr)}};
 }
 
 Json descriptions_json() {
   Json all = Json::object();
-  for (const Spec* spec : all_specs()) all[std::string(spec->name())] = description_json(*spec);
+  for (const auto* specs : {&all_specs(), &kernel_formulations()}) {
+    for (const Spec* spec : *specs) all[std::string(spec->name())] = description_json(*spec);
+  }
   return all;
 }
 

@@ -64,22 +64,42 @@ std::optional<Finding> judge(const Spec& spec, const Workload& workload, const A
   return judge(spec, workload, answer, spec.reference(workload));
 }
 
+OutputVerdict verdict_on(const Spec& spec, const Workload& workload, const Arrays& arrays) {
+  return {spec.check_invariants(workload, arrays), spec.kernels_view(workload, arrays)};
+}
+
 std::optional<Finding> judge(const Spec& spec, const Workload& workload, const Answer& answer, const Outcome& expected,
-                             const std::optional<InvariantViolation>* expected_violation) {
-  if (const auto* misbehaviour = std::get_if<Misbehaviour>(&answer)) return finding_of(*misbehaviour, expected);
+                             const OutputVerdict* expected_verdict) {
+  // A formulation's "reference" output is one answer among many right ones: never shown as the expected one.
+  const bool hides_expected = !spec.judged_by_reference() && expected.ok();
+  if (const auto* misbehaviour = std::get_if<Misbehaviour>(&answer)) {
+    return finding_of(*misbehaviour, hides_expected ? std::nullopt : std::optional(expected));
+  }
   const Outcome& actual = std::get<Outcome>(answer);
-  auto finding = compare_outcomes(spec, expected, actual);
+  // A formulation judged by the kernels' view alone has no outputs to compare with: only the domain's verdict.
+  const bool by_reference = spec.judged_by_reference() || !expected.ok() || !actual.ok();
+  auto finding = by_reference ? compare_outcomes(spec, expected, actual) : std::nullopt;
   if (actual.ok() && expected.ok()) {
-    // The invariants name the broken rule even when the reference port itself is wrong.
+    // The invariants and the kernels' view judge even when the reference port itself is wrong.
     // An output equal to the reference has the reference's verdict: reuse it when given.
-    auto violation = !finding && expected_violation != nullptr ? *expected_violation
-                                                               : spec.check_invariants(workload, actual.value());
-    if (violation && !finding) {
+    const bool same = by_reference && !finding;
+    OutputVerdict verdict = same && expected_verdict != nullptr ? *expected_verdict : verdict_on(spec, workload, actual.value());
+    if (!finding && verdict.invariant) {
       finding = Finding{FindingKind::invariant_violated, "output equals the reference but breaks an invariant of its spec",
                         expected, actual, std::nullopt, std::nullopt, {}};
+    } else if (!finding && verdict.state_fault) {
+      finding = Finding{FindingKind::wrong_state,
+                        by_reference ? "output equals the reference but a kernel reading it computes a wrong state"
+                                     : "a kernel reading the output computes a wrong state",
+                        expected, actual, std::nullopt, std::nullopt, {}};
     }
-    if (finding) finding->invariant = std::move(violation);
+    if (finding) {
+      finding->invariant = std::move(verdict.invariant);
+      finding->states_judged = spec.has_kernels_view();
+      finding->state_fault = std::move(verdict.state_fault);
+    }
   }
+  if (finding && hides_expected) finding->expected.reset();
   if (finding && finding->kind == FindingKind::mismatch) finding->summary = "output differs from the reference";
   return finding;
 }
@@ -155,12 +175,13 @@ std::vector<Counterexample> check_each(const Workload& workload, std::span<const
   if (implementations.empty()) return failures;
   const Spec& spec = *implementations.front().spec;
   const Outcome expected = spec.reference(workload);
-  const std::optional<InvariantViolation> expected_violation =
-      expected.ok() && reference_invariants ? spec.check_invariants(workload, expected.value()) : std::nullopt;
+  const OutputVerdict expected_verdict =
+      expected.ok() && reference_invariants && spec.judged_by_reference() ? verdict_on(spec, workload, expected.value())
+                                                                          : OutputVerdict{};
   for (const Implementation& implementation : implementations) {
     if (implementation.spec != &spec) continue;
     if (!expected.ok() && !implementation.rejects_invalid_input) continue;
-    if (auto finding = judge(spec, workload, implementation.compute(workload), expected, &expected_violation)) {
+    if (auto finding = judge(spec, workload, implementation.compute(workload), expected, &expected_verdict)) {
       Counterexample cx;
       cx.implementation = implementation.name;
       cx.spec = &spec;
@@ -210,6 +231,7 @@ std::ostream& operator<<(std::ostream& os, const Finding& f) {
   os << to_string(f.kind) << ": " << f.summary;
   if (f.divergence) os << "\n  first divergence: " << *f.divergence;
   if (f.invariant) os << "\n  " << *f.invariant;
+  if (f.state_fault) os << "\n  kernels' view: " << kernel_view::to_string(*f.state_fault);
   if (!f.detail.empty()) os << "\n  detail:   " << f.detail;
   return os;
 }

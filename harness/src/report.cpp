@@ -37,6 +37,19 @@ Json invariant_json(const InvariantViolation& v) {
   return j;
 }
 
+// The kernels' view of the actual output: its first fault, or that every state holds.
+Json kernels_view_json(const std::optional<kernel_view::Fault>& fault) {
+  Json j = Json::object();
+  j["holds"] = !fault.has_value();
+  if (fault) {
+    j["rule"] = fault->rule;
+    j["row"] = fault->row >= 0 ? Json(fault->row) : Json(nullptr);
+    j["chunk"] = fault->chunk >= 0 ? Json(fault->chunk) : Json(nullptr);
+    j["detail"] = fault->what;
+  }
+  return j;
+}
+
 // Implementation names can be whole commands: keep file names short.
 // `text` as a file name part: letters, digits, '-' and '_'. Anything else
 // replaced, or a long text cut, is followed by a hash of the whole text, so
@@ -248,6 +261,7 @@ Json to_json(const Counterexample& cx, const std::optional<WrittenFiles>& files)
   if (cx.finding.actual) j["actual"] = outcome_for_report(spec, *cx.finding.actual);
   j["first_divergence"] = cx.finding.divergence ? divergence_json(*cx.finding.divergence) : Json(nullptr);
   j["invariant"] = cx.finding.invariant ? invariant_json(*cx.finding.invariant) : Json(nullptr);
+  if (cx.finding.states_judged) j["kernels_view"] = kernels_view_json(cx.finding.state_fault);
   if (!cx.finding.detail.empty()) j["detail"] = cx.finding.detail;
   if (!cx.related.empty()) {
     Json related = Json::array();
@@ -304,6 +318,11 @@ std::string render(const Counterexample& cx, const std::optional<WrittenFiles>& 
   }
   if (cx.finding.divergence) os << "  first divergence: " << *cx.finding.divergence << "\n";
   if (cx.finding.invariant) os << "  " << *cx.finding.invariant << "\n";
+  if (cx.finding.state_fault) {
+    os << "  kernels' view: " << kernel_view::to_string(*cx.finding.state_fault) << "\n";
+  } else if (cx.finding.states_judged) {
+    os << "  kernels' view: every state a kernel or the cache computes from the actual output is the one it claims\n";
+  }
   // The implementation's own evidence, quoted line by line: none of it can pass for a line of the harness's.
   if (!cx.finding.detail.empty()) os << quoted("  detail:    ", cx.finding.detail);
   if (cx.finding.kind == FindingKind::accepted_invalid) {

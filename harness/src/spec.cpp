@@ -4,6 +4,8 @@
 
 namespace chunkmeta::harness {
 
+std::optional<kernel_view::Fault> Spec::kernels_view(const Workload&, const Arrays&, bool) const { return std::nullopt; }
+
 const Input* Spec::input(Slot slot) const {
   for (const auto& each : inputs()) {
     if (each.slot == slot) return &each;
@@ -112,15 +114,19 @@ const Spec& default_spec() {
 }
 
 const Spec* find_spec(std::string_view name) {
-  for (const Spec* spec : all_specs()) {
-    if (spec->name() == name) return spec;
+  for (const auto* specs : {&all_specs(), &kernel_formulations()}) {
+    for (const Spec* spec : *specs) {
+      if (spec->name() == name) return spec;
+    }
   }
   return nullptr;
 }
 
 std::string spec_names() {
   std::string names;
-  for (const Spec* spec : all_specs()) names += (names.empty() ? "" : ", ") + std::string(spec->name());
+  for (const auto* specs : {&all_specs(), &kernel_formulations()}) {
+    for (const Spec* spec : *specs) names += (names.empty() ? "" : ", ") + std::string(spec->name());
+  }
   return names;
 }
 

@@ -19,9 +19,46 @@ const std::vector<Suite>& all_suites() {
   return suites;
 }
 
+// A formulation judged by the kernels' view alone (harness::kernel_formulations):
+// its base spec's values, drawn by two properties with no check of their own
+// (the judge's kernels' view is the whole check): the valid workloads, and huge
+// batches. No relation and no invalid input: those are the base's contract.
+Suite formulation_suite(const harness::Spec& formulation, const Suite& base) {
+  using namespace builders;
+  Suite suite{{}, base.values};
+  suite.table.spec = &formulation;
+  const std::string claim(formulation.kernels_view_covers());
+  suite.table.properties.push_back(
+      matches_reference(formulation.name().ends_with("+cache") ? "IsKernelAndCacheAdequateOnEveryValidWorkload"
+                                                                : "IsKernelAdequateOnEveryValidWorkload",
+                        "is judged by the kernels' view alone on every valid workload: " + claim, base.values.valid,
+                        base.values.classes));
+  suite.table.properties.push_back(matches_reference(
+      formulation.name().ends_with("+cache") ? "IsKernelAndCacheAdequateOnHugeBatches" : "IsKernelAdequateOnHugeBatches",
+      "is judged by the kernels' view alone on huge batches", base.values.huge, base.values.huge_classes, 0.02));
+  suite.table.workload_classes = base.values.classes;
+  suite.table.classes = {{"", base.values.all_classes, true}, {"huge batch: ", base.values.all_huge_classes, false}};
+  return suite;
+}
+
+const std::vector<Suite>& formulation_suites() {
+  static const std::vector<Suite> suites = [] {
+    std::vector<Suite> all;
+    for (const harness::Spec* formulation : harness::kernel_formulations()) {
+      for (const auto& base : all_suites()) {
+        if (base.table.spec == harness::formulation_base(*formulation)) all.push_back(formulation_suite(*formulation, base));
+      }
+    }
+    return all;
+  }();
+  return suites;
+}
+
 const Suite* find_suite(const harness::Spec& spec) {
-  for (const auto& suite : all_suites()) {
-    if (suite.table.spec == &spec) return &suite;
+  for (const auto* suites : {&all_suites(), &formulation_suites()}) {
+    for (const auto& suite : *suites) {
+      if (suite.table.spec == &spec) return &suite;
+    }
   }
   return nullptr;
 }

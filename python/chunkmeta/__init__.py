@@ -50,7 +50,7 @@ _Settings = settings  # check()'s `settings` argument hides the class inside it
 # Every spec folder's drop-ins and size helpers: the extension's public functions.
 _DROPINS = sorted(name for name in dir(_chunkmeta) if not name.startswith("_"))
 
-__all__ = _DROPINS + ["check", "replay", "settings", "Phase", "properties", "SPECS", "DEFAULT_SPEC",
+__all__ = _DROPINS + ["check", "replay", "settings", "Phase", "properties", "SPECS", "KERNEL_FORMULATIONS", "DEFAULT_SPEC",
                       "InvalidWorkload", "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES",
                       "shipped_corpus", "edge_classes", "__version__"]
 __version__ = _chunkmeta.__version__
@@ -89,6 +89,9 @@ globals().update({name: getattr(_chunkmeta, name) for name in _DROPINS})
 
 #: The specs check() verifies, in the registry's order ("mamba", "fla.chunk_indices", ...).
 SPECS = tuple(_chunkmeta._specs())
+#: Formulations check() judges by the kernels' view alone, with no reference ("kernel.mamba2_chunks", ...):
+#: a registered spec's inputs and outputs, any way of computing them that a kernel runs right passes.
+KERNEL_FORMULATIONS = tuple(_chunkmeta._kernel_formulations())
 #: The spec check() and replay() verify when none is named (the registry's default).
 DEFAULT_SPEC = _chunkmeta._default_spec()
 # Each spec's description (`chunkmeta specs --json`): its inputs in the
@@ -560,7 +563,22 @@ def shipped_corpus():
     return [_CORPUS] if _CORPUS.is_dir() else []
 
 
-def check(fn, *, spec=None, settings=None, **changes):
+def _spec_named(spec, cache):
+    """The spec check() runs: ``spec``, or with ``cache`` its formulation that also claims the cache's states."""
+    known = SPECS + KERNEL_FORMULATIONS
+    if spec not in known:
+        raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}; judged by the kernels' view alone: "
+                         f"{', '.join(f for f in KERNEL_FORMULATIONS if not f.endswith('+cache'))}")
+    if not cache:
+        return spec
+    if spec + "+cache" not in KERNEL_FORMULATIONS:
+        with_cache = [f[:-len("+cache")] for f in KERNEL_FORMULATIONS if f.endswith("+cache")]
+        raise ValueError(f"cache=True judges a formulation by the cache's states too; {spec!r} makes no such claim "
+                         f"(those that do: {', '.join(with_cache)})")
+    return spec + "+cache"
+
+
+def check(fn, *, spec=None, cache=False, settings=None, **changes):
     """Verify ``fn`` with chunkmeta's property suite for ``spec``, in this process.
 
     ``spec`` (default: DEFAULT_SPEC, "mamba") names what ``fn`` computes;
@@ -588,14 +606,22 @@ def check(fn, *, spec=None, settings=None, **changes):
     report_dir; each failure is also saved to the example database. An
     exception raised by ``fn`` is a finding, with its traceback.
 
+    A formulation with no reference (KERNEL_FORMULATIONS: "kernel.mamba2_chunks",
+    "kernel.fla_chunks") is judged by the kernels' view alone (SPEC Part 8 in
+    the project's words: docs/kernels_view.md): ``fn`` takes the registered
+    spec's inputs and returns its outputs, and passes when a kernel running them
+    runs every token once, in order, from the state after the tokens before it
+    (Megatron's per-sequence chunks pass, and so does the packed grid). With
+    ``cache=True`` it must also leave a chunk end at every block boundary the
+    prefix cache writes (for every block size that is a multiple of chunk_size):
+    the packed grid then fails on a row that starts off the grid.
+
     Returns a CheckSummary; raises CheckFailed (an AssertionError) with the minimal
     report(s) as its message when anything fails, and KeyboardInterrupt (after
     printing what was found) on Ctrl-C.
     """
     __tracebackhide__ = True  # pytest shows the report, not check()'s own frames
-    spec = DEFAULT_SPEC if spec is None else spec
-    if spec not in SPECS:
-        raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
+    spec = _spec_named(DEFAULT_SPEC if spec is None else spec, cache)
     _check_callable(fn, spec)
     chosen = _Settings(settings if settings is not None else _Settings.current(), **changes)
     module, qualname = _describe(fn)
@@ -698,8 +724,7 @@ def replay(fn, *paths, spec=None, arrays=None, valid_only=True):
         files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*.json")))]
         found = [s for s in (_chunkmeta._spec_of_file(f) for f in files) if s is not None]
         spec = found[0] if found else DEFAULT_SPEC
-    if spec is not None and spec not in SPECS:
-        raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}")
+    spec = _spec_named(spec, False)
     _check_callable(fn, spec, "replay")
     result = _chunkmeta._replay(fn, spec=spec, name=f"python:{module}:{qualname}", paths=paths,
                                 arrays=_arrays(arrays), valid_only=bool(valid_only))

@@ -720,6 +720,11 @@ void add_door(py::module_& m) {
     for (const Spec* spec : harness::all_specs()) names.emplace_back(spec->name());
     return names;
   });
+  m.def("_kernel_formulations", [] {
+    std::vector<std::string> names;
+    for (const Spec* spec : harness::kernel_formulations()) names.emplace_back(spec->name());
+    return names;
+  });
   m.def(
       "_properties",
       [](const std::string& spec) {

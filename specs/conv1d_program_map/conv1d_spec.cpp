@@ -4,6 +4,7 @@
 // fuzz codec for cu_seqlens (the same input domain), int32 as vLLM holds it.
 #include "conv1d_spec.hpp"
 
+#include "chunkmeta/harness/states.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/violation.hpp"
 
@@ -135,6 +136,14 @@ class ProgramMapSpec final : public Spec {
     return std::vector<std::int64_t>{sizes.value().rows, sizes.value().programs, sizes.value().programs};
   }
   Outcome reference(const Workload& w) const override { return as_outcome(conv1d::reference(conv1d_view(w))); }
+  std::optional<kernel_view::Fault> kernels_view(const Workload& w, const Arrays& arrays, bool /*with_cache*/) const override {
+    if (auto missing = too_few_outputs(*this, arrays, 3)) return missing;
+    return kernel_view::conv1d_programs(w.query_start_loc, w.chunk_size, arrays[1], arrays[2]);
+  }
+  std::string_view kernels_view_covers() const override {
+    return "kernel-adequate: the programs (batch_ptr, token_chunk_offset_ptr; padding -1 does nothing) cover every "
+           "token once, in row order, in blocks of block_m from each row's start";
+  }
   std::optional<InvariantViolation> check_invariants(const Workload& w, const Arrays& arrays) const override {
     return map_invariants(w, arrays);
   }

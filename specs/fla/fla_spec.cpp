@@ -7,6 +7,7 @@
 #include "fla_spec.hpp"
 
 #include "chunkmeta/fla.hpp"
+#include "chunkmeta/harness/states.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/violation.hpp"
 
@@ -224,6 +225,18 @@ class FlaSpec final : public Spec {
   std::optional<InvariantViolation> check_invariants(const Workload& workload, const Arrays& arrays) const override {
     return kIndices ? indices_invariants(workload, arrays) : offsets_invariants(workload, arrays);
   }
+  std::optional<kernel_view::Fault> kernels_view(const Workload& workload, const Arrays& arrays, bool /*with_cache*/) const override {
+    if (auto missing = too_few_outputs(*this, arrays, 1)) return missing;
+    return kIndices ? kernel_view::fla_pairs(workload.query_start_loc, workload.chunk_size, arrays[0])
+                    : kernel_view::fla_state_entries(workload.query_start_loc, workload.chunk_size, arrays[0]);
+  }
+  std::string_view kernels_view_covers() const override {
+    return kIndices ? "kernel-adequate: the (sequence, chunk) pairs are, in order, exactly each sequence's pieces of "
+                      "chunk_size tokens from its own start (every token run once, from the state after the tokens before it)"
+                    : "kernel-adequate: each piece's state entry chunk_offsets[i] + j lies in the state array and no two "
+                      "pieces share one";
+  }
+  std::string_view kernel_formulation() const override { return kIndices ? "kernel.fla_chunks" : ""; }
   Result<std::vector<std::vector<std::int64_t>>> write_into(const Workload& workload,
                                                             std::span<const std::int64_t> sizes,
                                                             std::int64_t fill) const override {

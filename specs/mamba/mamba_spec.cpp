@@ -4,6 +4,7 @@
 
 #include "mamba_spec.hpp"
 
+#include "chunkmeta/harness/states.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/violation.hpp"
 
@@ -198,6 +199,20 @@ class MambaSpec final : public Spec {
   }
   std::optional<InvariantViolation> check_invariants(const Workload& workload, const Arrays& arrays) const override {
     return mamba_invariants(workload, arrays);
+  }
+  std::optional<kernel_view::Fault> kernels_view(const Workload& workload, const Arrays& arrays, bool with_cache) const override {
+    if (auto missing = too_few_outputs(*this, arrays, 3)) return missing;
+    // Every chunk ends on the absolute grid of chunk_size: any multiple of it is a block size the cache can use.
+    return mamba2_states(workload, true, arrays, 0, 1, 2, with_cache ? workload.chunk_size : 0);
+  }
+  std::string_view kernels_view_covers() const override {
+    return "kernel-adequate (every token run once, in order, from the state after the tokens before it; each row "
+           "ends at its own final state), and cache-adequate for every block size that is a multiple of chunk_size";
+  }
+  std::string_view kernel_formulation() const override { return "kernel.mamba2_chunks"; }
+  std::string_view cache_claim() const override {
+    return "cache-adequate for every block size that is a multiple of chunk_size (a chunk of each row ends at every "
+           "multiple of chunk_size inside its new tokens)";
   }
   Result<std::vector<std::vector<std::int64_t>>> write_into(const Workload& workload,
                                                             std::span<const std::int64_t> sizes,

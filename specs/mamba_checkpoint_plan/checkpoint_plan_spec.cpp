@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "chunkmeta/chunkmeta.hpp"
+#include "chunkmeta/harness/states.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/violation.hpp"
 
@@ -183,6 +184,23 @@ class CheckpointPlanSpec final : public Spec {
     return std::vector<std::int64_t>{rows, rows, rows, writes, writes, writes};
   }
   Outcome reference(const Workload& w) const override { return as_outcome(checkpoint::reference(checkpoint_view(w))); }
+  std::optional<kernel_view::Fault> kernels_view(const Workload& w, const Arrays& arrays, bool /*with_cache*/) const override {
+    if (auto missing = too_few_outputs(*this, arrays, 6)) return missing;
+    // The states the writes store are the scan's over Part 1's chunks of the same batch (chunkmeta's own, proved
+    // right by the mamba spec): the plan is judged by what its blocks end up holding.
+    const auto chunks = chunkmeta::fast(view_of(w));
+    if (!chunks.ok()) return std::nullopt;
+    const ChunkMetadata& m = chunks.value();
+    const kernel_view::Batch batch = batch_of(w, true);
+    const kernel_view::Scan scanned = kernel_view::scan(batch, w.chunk_size, {m.cu_chunk_seqlen, m.seq_idx, m.last_chunk_indices});
+    if (scanned.fault) return scanned.fault;
+    return kernel_view::cache_writes(batch, w.block_size, scanned, {arrays[3], arrays[4], arrays[5]}, arrays[0]);
+  }
+  std::string_view kernels_view_covers() const override {
+    return "cache-adequate: after the writes, in order, every block a row with tokens reaches holds the state after "
+           "the tokens it ends at (its last, the row's final state), no other block is written, and each row reads its "
+           "initial state from the block that holds the state after its computed tokens";
+  }
   std::optional<InvariantViolation> check_invariants(const Workload& w, const Arrays& arrays) const override {
     return plan_invariants(w, arrays);
   }

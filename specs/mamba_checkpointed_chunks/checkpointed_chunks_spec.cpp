@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "chunkmeta/chunkmeta.hpp"
+#include "chunkmeta/harness/states.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/violation.hpp"
 
@@ -212,6 +213,16 @@ class CheckpointedChunksSpec final : public Spec {
     return entries_of(sizes.value());
   }
   Outcome reference(const Workload& w) const override { return as_outcome(checkpointed_chunks::reference(checkpointed_view(w))); }
+  std::optional<kernel_view::Fault> kernels_view(const Workload& w, const Arrays& arrays, bool with_cache) const override {
+    if (auto missing = too_few_outputs(*this, arrays, 4)) return missing;
+    kernel_view::Scan scanned;
+    if (auto fault = mamba2_states(w, true, arrays, 0, 1, 2, with_cache ? w.chunk_size : 0, &scanned)) return fault;
+    return kernel_view::checkpoints(batch_of(w, true), w.second_per_row, scanned, arrays[3]);
+  }
+  std::string_view kernels_view_covers() const override {
+    return "kernel-adequate, cache-adequate for every block size that is a multiple of chunk_size, and each row's "
+           "checkpoint chunk holds the state after its computed tokens and its checkpoint offset";
+  }
   std::optional<InvariantViolation> check_invariants(const Workload& w, const Arrays& arrays) const override {
     return chunk_invariants(w, arrays);
   }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "chunkmeta/harness/states.hpp"
 #include "chunkmeta/harness/fuzz_input.hpp"
 #include "chunkmeta/harness/violation.hpp"
 
@@ -233,6 +234,25 @@ class PackedGridSpec final : public Spec {
   Outcome reference(const Workload& w) const override {
     return kForm == Form::metadata ? metadata_outcome(packed_grid::reference_metadata(packed_grid_view(w)))
                                    : indices_outcome(packed_grid::reference_chunk_indices(packed_grid_view(w)));
+  }
+  std::optional<kernel_view::Fault> kernels_view(const Workload& w, const Arrays& arrays, bool /*with_cache*/) const override {
+    if (auto missing = too_few_outputs(*this, arrays, kForm == Form::metadata ? 3 : 2)) return missing;
+    // No computed tokens: every row starts at 0 (the relation property judges rows that start later).
+    if constexpr (kForm == Form::metadata) {
+      return mamba2_states(w, false, arrays, 0, 2, 1, 0);
+    } else {
+      kernel_view::ThreeArrayStorage chunks;
+      const kernel_view::Batch batch = batch_of(w, false);
+      if (auto fault = kernel_view::read_chunk_indices(batch, w.chunk_size, {arrays[0], arrays[1]}, chunks)) return fault;
+      return kernel_view::scan(batch, w.chunk_size, chunks.view()).fault;
+    }
+  }
+  std::string_view kernels_view_covers() const override {
+    return kForm == Form::metadata
+               ? "kernel-adequate (every token run once, in order, from the state after the tokens before it; each row "
+                 "ends at its own final state); not cache-adequate for a row that starts off the grid (a property says when)"
+               : "kernel-adequate: the pieces (chunk_indices C + chunk_offsets), each run as the row its start lies in, "
+                 "run every token once, in order, from the state after the tokens before it";
   }
   std::optional<InvariantViolation> check_invariants(const Workload& w, const Arrays& arrays) const override {
     return kForm == Form::metadata ? metadata_invariants(w, arrays) : indices_invariants(w, arrays);

@@ -3,6 +3,7 @@
 // states: the two forms describe the same pieces; they are FLA's chunks when
 // every row with tokens starts on the grid; they are the builder's (Part 1)
 // chunks when each row's computed tokens put its start on its own grid.
+#include "chunkmeta/harness/states.hpp"
 #include "chunkmeta/properties/table_helpers.hpp"
 #include "fla/fla_generators.hpp"
 #include "fla/fla_spec.hpp"
@@ -95,6 +96,94 @@ Property agrees_with_the_builder(const Spec& spec, const ValueModel& values) {
       });
 }
 
+// The kernels' view across the seam (SPEC Part 8): the packed grid reads no computed tokens, yet an engine
+// that resumes rows from the prefix cache runs it on rows that have some. Drawn per row: computed tokens c_r
+// (half of them putting the row's start on its own grid, c_r = q[r] - q[0] mod C), and a block size M, a
+// multiple of C. The pieces' chunk ends are the cache's block ends exactly when every row with a block end
+// strictly inside its new tokens has q[r] - q[0] = c_r (mod C).
+constexpr const char* kResumedOnTheGrid = "rows resumed on their grid: cache-adequate";
+constexpr const char* kResumedOffTheGrid = "a row resumed off its grid: not cache-adequate";
+
+struct Resumed {
+  std::vector<std::int64_t> computed;
+  std::int64_t block_size;
+};
+
+Resumed resumed_of(const Case& c) {
+  const Workload& w = c.workload;
+  const auto& q = w.query_start_loc;
+  const std::int64_t chunk = w.chunk_size;
+  Resumed r{{}, chunk * (1 + (c.parameters.empty() ? 0 : c.parameters[0] % 4))};
+  for (std::size_t i = 0; i < w.rows(); ++i) {
+    const std::int64_t salt = i + 1 < c.parameters.size() ? c.parameters[i + 1] : 0;
+    const std::int64_t on_grid = (q[i] - q[0]) % chunk;
+    const std::int64_t computed = salt % 2 == 0 ? on_grid + chunk * (salt / 2 % 4) : salt / 2 % (4 * chunk);
+    r.computed.push_back(std::min(computed, kMaxValue - (q[i + 1] - q[i])));
+  }
+  return r;
+}
+
+// The relation's prediction: the first row that has a block end inside its new tokens and starts off its grid.
+std::optional<std::size_t> first_row_off_its_grid(const Workload& w, const Resumed& r) {
+  const auto& q = w.query_start_loc;
+  for (std::size_t i = 0; i < w.rows(); ++i) {
+    const std::int64_t first_block_end = (r.computed[i] / r.block_size + 1) * r.block_size;
+    const bool block_end_inside = first_block_end < r.computed[i] + q[i + 1] - q[i];
+    if (block_end_inside && (q[i] - q[0] - r.computed[i]) % w.chunk_size != 0) return i;
+  }
+  return std::nullopt;
+}
+
+Property cache_adequate_exactly_on_the_grid(const Spec& spec, const ValueModel& values) {
+  Property p;
+  p.name = "IsCacheAdequateExactlyWhenEveryResumedRowStartsOnItsGrid";
+  p.sentence = "is cache-adequate for rows resumed at computed tokens c (block size M, a multiple of C) exactly when every "
+               "row with a block end inside its new tokens has q[r] - q[0] = c_r (mod C)";
+  const auto cases = gen::mapcat(values.valid, [](const Workload& w) {
+    return gen::map(gen::container<std::vector<std::int64_t>>(w.rows() + 1, inclusive_range(0, std::int64_t{1} << 40)),
+                    [w](std::vector<std::int64_t> salts) { return Case{w, std::move(salts)}; });
+  });
+  p.draw = [cases](const rc::Random& random, int size) { return pick(cases, random, size); };
+  p.asks = [](const Case& c) { return std::vector<Workload>{c.workload}; };
+  p.judge = [&spec](const Implementation&, const Case& c, std::span<const Answer> answers) -> std::optional<Counterexample> {
+    const Outcome& actual = builders::outcome_of(answers[0]);
+    if (!actual.ok()) return std::nullopt;  // the truth judged it already
+    const Workload& w = c.workload;
+    const Resumed resumed = resumed_of(c);
+    const kernel_view::Batch batch{resumed.computed, w.query_start_loc};
+    const Arrays& arrays = actual.value();
+    kernel_view::ThreeArrayStorage read;
+    kernel_view::ThreeArrays chunks{};
+    if (&spec == &harness::packed_grid_spec()) {
+      chunks = {arrays[0], arrays[2], arrays[1]};
+    } else {
+      if (kernel_view::read_chunk_indices(batch, w.chunk_size, {arrays[0], arrays[1]}, read)) return std::nullopt;
+      chunks = read.view();
+    }
+    const kernel_view::Scan scanned = kernel_view::scan(batch, w.chunk_size, chunks);
+    if (scanned.fault) return std::nullopt;  // not kernel-adequate: the truth's finding on the same answer
+    const auto fault = kernel_view::cache_adequate(batch, resumed.block_size, chunks, scanned);
+    const auto off_grid = first_row_off_its_grid(w, resumed);
+    if (fault.has_value() == off_grid.has_value()) return std::nullopt;
+    std::string said = "with computed tokens [";
+    for (std::size_t i = 0; i < resumed.computed.size(); ++i) said += (i == 0 ? "" : ", ") + std::to_string(resumed.computed[i]);
+    said += "] and block size " + std::to_string(resumed.block_size) + ": ";
+    Finding finding{FindingKind::relation_broken,
+                    said + (fault ? "not cache-adequate (" + kernel_view::to_string(*fault) +
+                                        "), though every row with a block end inside starts on its grid"
+                                  : "cache-adequate, though row " + std::to_string(*off_grid) +
+                                        " starts off its grid with a block end inside its new tokens"),
+                    std::nullopt, actual, std::nullopt, std::nullopt, {}};
+    return builders::counterexample(w, std::move(finding));
+  };
+  p.classes = [classes = values.classes](const Case& c) {
+    auto hit = classes(c.workload);
+    hit.emplace_back(first_row_off_its_grid(c.workload, resumed_of(c)) ? kResumedOffTheGrid : kResumedOnTheGrid);
+    return hit;
+  };
+  return p;
+}
+
 engine::PropertyTable packed_grid_table(const Spec& spec, const ValueModel& values, std::string_view field) {
   TablePlan plan;
   plan.valid_sentence = "matches the reference, element for element, on every valid input";
@@ -104,11 +193,14 @@ engine::PropertyTable packed_grid_table(const Spec& spec, const ValueModel& valu
           ? "satisfies the contract's five invariants (the pieces tile the batch, each inside one row and one chunk, "
             "each row's last piece named)"
           : "satisfies the contract's four invariants (the pieces tile the batch, each inside one row and one chunk)";
-  plan.relations = {the_two_forms_agree(spec, values), agrees_with_fla(spec, values), agrees_with_the_builder(spec, values)};
+  plan.relations = {the_two_forms_agree(spec, values), agrees_with_fla(spec, values), agrees_with_the_builder(spec, values),
+                    cache_adequate_exactly_on_the_grid(spec, values)};
   const std::string offsets(field);
-  return house_table(spec, values, packed_grid_invalid_cases(),
-                     [offsets](const InvalidCase& invalid) { return packed_grid_invalid_of(invalid, offsets); },
-                     std::move(plan));
+  auto table = house_table(spec, values, packed_grid_invalid_cases(),
+                           [offsets](const InvalidCase& invalid) { return packed_grid_invalid_of(invalid, offsets); },
+                           std::move(plan));
+  table.classes.push_back({"", {kResumedOnTheGrid, kResumedOffTheGrid}, false});
+  return table;
 }
 
 ValueModel values_naming(std::string_view field) {

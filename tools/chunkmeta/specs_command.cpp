@@ -36,15 +36,22 @@ std::string signature_of(const Spec& spec) {
 int list_specs(bool as_json) {
   if (as_json) {
     Json all = Json::array();
-    for (const Spec* spec : harness::all_specs()) all.push_back(spec_json(*spec));
+    for (const auto* specs : {&harness::all_specs(), &harness::kernel_formulations()}) {
+      for (const Spec* spec : *specs) all.push_back(spec_json(*spec));
+    }
     std::cout << harness::dump_line(all) << "\n";
     return kExitOk;
   }
-  for (const Spec* spec : harness::all_specs()) {
-    std::cout << spec->name() << (spec == &harness::default_spec() ? " (default)" : "") << "\n"
-              << "  " << spec->summary() << "\n"
-              << "  fn" << signature_of(*spec) << "\n"
-              << "  built in: " << spec->builtin_names() << "\n";
+  for (const auto* specs : {&harness::all_specs(), &harness::kernel_formulations()}) {
+    if (specs == &harness::kernel_formulations()) {
+      std::cout << "\nJudged by the kernels' view alone (no reference: any formulation a kernel runs right passes):\n";
+    }
+    for (const Spec* spec : *specs) {
+      std::cout << spec->name() << (spec == &harness::default_spec() ? " (default)" : "") << "\n"
+                << "  " << spec->summary() << "\n"
+                << "  fn" << signature_of(*spec) << "\n"
+                << "  built in: " << spec->builtin_names() << "\n";
+    }
   }
   return kExitOk;
 }

@@ -33,6 +33,7 @@ enum class FindingKind {
   accepted_invalid,    // invalid workload computed instead of rejected
   wrong_error,         // rejected, but not with the reference's code, field and index
   relation_broken,     // a metamorphic relation does not hold
+  wrong_state,         // a kernel or the cache reading the output computes a state other than the one claimed (SPEC Part 8)
   // No usable answer at all (implementations outside this process, and plugins):
   crashed,             // the process exited or was killed before answering
   timed_out,           // no answer within the per-case timeout

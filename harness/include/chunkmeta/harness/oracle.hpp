@@ -31,6 +31,10 @@ struct Finding {
   std::optional<InvariantViolation> invariant;
   std::string detail;  // a misbehaviour's evidence (stderr, the printed line), else empty
   bool idle = false;   // timed_out while idle: stuck (Misbehaviour::idle), confirmed as it is
+  // The kernels' view of the actual output (SPEC Part 8), for a spec that has
+  // one: its first fault, or none when every state is the one it claims.
+  bool states_judged = false;
+  std::optional<kernel_view::Fault> state_fault{};
 };
 
 // A workload tied to the main one by a metamorphic relation ("left half", ...).
@@ -70,13 +74,23 @@ std::optional<Divergence> first_divergence(const Spec& spec, const Arrays& expec
 // Compares an outcome with the one it should equal (errors by code, field, index).
 std::optional<Finding> compare_outcomes(const Spec& spec, const Outcome& expected, const Outcome& actual);
 
-// The differential oracle: `answer` against the spec's reference, then its invariants.
+// What a spec's own checks say of a valid workload's outputs: its invariants,
+// then the kernels' view (the first of each, or none).
+struct OutputVerdict {
+  std::optional<InvariantViolation> invariant;
+  std::optional<kernel_view::Fault> state_fault{};
+};
+OutputVerdict verdict_on(const Spec& spec, const Workload& workload, const Arrays& arrays);
+
+// The differential oracle: `answer` against the spec's reference, then its
+// invariants and the kernels' view (a spec not judged by its reference: the
+// kernels' view alone).
 std::optional<Finding> judge(const Spec& spec, const Workload& workload, const Answer& answer);
 // The same with the reference's outcome already computed and, optionally, the
-// invariant verdict on it, which an identical answer shares (to judge several
+// verdict on it, which an identical answer shares (to judge several
 // implementations of one workload cheaply).
 std::optional<Finding> judge(const Spec& spec, const Workload& workload, const Answer& answer, const Outcome& expected,
-                             const std::optional<InvariantViolation>* expected_violation = nullptr);
+                             const OutputVerdict* expected_verdict = nullptr);
 
 // The writer's contract on caller buffers (Spec::write_into) for a valid
 // workload, each buffer of the needed entries plus `slack[i]` (negative:

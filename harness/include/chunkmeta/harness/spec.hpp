@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chunkmeta/harness/implementation.hpp"
+#include "chunkmeta/kernel_view/kernel_view.hpp"
 #include "registry.hpp"
 
 namespace chunkmeta::harness {
@@ -90,6 +91,25 @@ class Spec {
   // The spec's invariants, checked independently of the reference port, on
   // the outputs of a valid workload (any shape: the first check is the shapes).
   virtual std::optional<InvariantViolation> check_invariants(const Workload& workload, const Arrays& arrays) const = 0;
+  // The kernels' view (SPEC Part 8) of a valid workload's outputs (any shape):
+  // what a kernel or the prefix cache computes from them, on states that name
+  // their own position; the first fault, or nullopt. The judge asks it of
+  // every answer, as it asks the invariants. A spec whose outputs no kernel
+  // reads by themselves keeps the default, and says why in kernels_view_covers.
+  // `with_cache`: the cache's claims too (block ends, writes, reads), where the spec makes them.
+  virtual std::optional<kernel_view::Fault> kernels_view(const Workload& workload, const Arrays& arrays,
+                                                         bool with_cache = true) const;
+  // What kernels_view judges, in a sentence for reports and docs.
+  virtual std::string_view kernels_view_covers() const { return {}; }
+  bool has_kernels_view() const { return !kernels_view_covers().empty(); }
+  // The name of this spec's outputs judged by the kernels' view alone ("kernel.mamba2_chunks"), or "": a
+  // formulation of the same inputs and outputs, any way of computing which a kernel runs right passes
+  // (kernel_formulations()). `cache_claim`: what with_cache adds, or "" when the spec makes no cache claim.
+  virtual std::string_view kernel_formulation() const { return {}; }
+  virtual std::string_view cache_claim() const { return {}; }
+  // False for such a formulation: its reference() is then the domain's verdict
+  // only (an error, or no outputs to compare with).
+  virtual bool judged_by_reference() const { return true; }
   // The built-in implementations (the reference and the fast entry points).
   virtual const std::vector<Implementation>& builtins() const = 0;
   // The library's writer into caller buffers (Mamba's fast_into, FLA's *_into
@@ -141,6 +161,14 @@ const Spec* find_spec(std::string_view name);
 std::string spec_names();  // "mamba, fla.chunk_indices, ...", for messages
 // The spec a workload that names none means (the registry says which).
 const Spec& default_spec();
+
+// The formulations judged by the kernels' view alone, one per registered spec
+// that names one (Spec::kernel_formulation), and one more named "<name>+cache"
+// where the spec makes a cache claim; found by find_spec, not in all_specs()
+// (they have no reference, corpus or fuzz target of their own).
+const std::vector<const Spec*>& kernel_formulations();
+// The registered spec a formulation takes its inputs, domain and values from; nullptr for any other spec.
+const Spec* formulation_base(const Spec& spec);
 
 // `spec` beside the registry's while this lives (found by name, listed last):
 // for tests of the seam itself, with a spec of shapes no computation of the

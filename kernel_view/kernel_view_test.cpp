@@ -1,0 +1,220 @@
+// SPEC Part 8's worked examples, each through the model, and the faults said
+// in words: states that name their own position make every wrong piece of
+// metadata say which token ran from which state.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "chunkmeta/kernel_view/kernel_view.hpp"
+
+namespace chunkmeta::kernel_view {
+namespace {
+
+using I64 = std::vector<std::int64_t>;
+using I32 = std::vector<std::int32_t>;
+
+struct Chunked {
+  I64 computed, q;
+  I32 cu, seq_idx, last;
+  Batch batch() const { return {computed, q}; }
+  ThreeArrays arrays() const { return {cu, seq_idx, last}; }
+  Scan run(std::int64_t chunk_size) const { return scan(batch(), chunk_size, arrays()); }
+};
+
+std::vector<State> states(std::initializer_list<std::pair<std::int64_t, std::int64_t>> pairs) {
+  std::vector<State> out;
+  for (auto [r, p] : pairs) out.push_back({r, p});
+  return out;
+}
+
+TEST(TheKernelsView, RunsPart1sChunksToTheStatesPart8Lists) {
+  const Chunked part1{{0, 6}, {0, 5, 12}, {0, 4, 5, 7, 11, 12}, {0, 0, 1, 1, 1}, {1, 4}};
+  const Scan s = part1.run(4);
+  EXPECT_FALSE(s.fault) << to_string(*s.fault);
+  EXPECT_EQ(s.ends, states({{0, 4}, {0, 5}, {1, 8}, {1, 12}, {1, 13}}));
+  EXPECT_FALSE(cache_adequate(part1.batch(), 8, part1.arrays(), s));
+  EXPECT_FALSE(cache_adequate(part1.batch(), 4, part1.arrays(), s));
+}
+
+TEST(TheKernelsView, FindsThePackedGridKernelAdequateButNotCacheAdequateWhenARowStartsOffTheGrid) {
+  const Chunked packed{{0, 6}, {0, 5, 12}, {0, 4, 5, 8, 12}, {0, 0, 1, 1}, {1, 3}};
+  const Scan s = packed.run(4);
+  EXPECT_FALSE(s.fault) << to_string(*s.fault);
+  EXPECT_EQ(s.ends, states({{0, 4}, {0, 5}, {1, 9}, {1, 13}}));
+  const auto fault = cache_adequate(packed.batch(), 8, packed.arrays(), s);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->rule, "cache-adequate");
+  EXPECT_EQ(fault->row, 1);
+  EXPECT_EQ(fault->chunk, 2);
+  EXPECT_EQ(fault->what,
+            "no chunk of row 1 ends after 8 tokens, where its block 0 ends (block size 8): the state that block claims is "
+            "never computed; chunk 2 runs it from 6 to 9 tokens");
+}
+
+TEST(TheKernelsView, MakesAChunkRunAsAnotherRowBad) {
+  const Chunked wrong_rows{{0, 0}, {0, 8, 12}, {0, 4, 8, 12}, {0, 1, 0}, {2, 1}};
+  const Scan s = wrong_rows.run(4);
+  ASSERT_TRUE(s.fault);
+  EXPECT_EQ(s.fault->chunk, 1);
+  EXPECT_EQ(s.fault->what, "chunk 1 runs packed tokens 4..7 as row 1, but packed token 4 is row 0's: its state is BAD");
+}
+
+TEST(TheKernelsView, CannotWriteABlockThatEndsInsideAChunkWhenTheBlockSizeIsNoMultipleOfTheChunkSize) {
+  // #57266's class: C = 4, M = 6; chunk ends 4, 8, 12, 13, block 0 needs (0, 6).
+  const Chunked chunks{{0}, {0, 13}, {0, 4, 8, 12, 13}, {0, 0, 0, 0}, {3}};
+  const Scan s = chunks.run(4);
+  ASSERT_FALSE(s.fault);
+  const auto fault = cache_adequate(chunks.batch(), 6, chunks.arrays(), s);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->chunk, 1);
+  EXPECT_EQ(fault->what,
+            "no chunk of row 0 ends after 6 tokens, where its block 0 ends (block size 6): the state that block claims is "
+            "never computed; chunk 1 runs it from 4 to 8 tokens");
+}
+
+TEST(TheKernelsView, SaysFromWhichStateAChunkRunsWhenItSkipsTokens) {
+  // An empty chunk of row 0 between two of row 1's: the scan restarts row 1 from its initial state.
+  const Chunked restarted{{0, 6}, {0, 5, 12}, {0, 4, 5, 7, 7, 11, 12}, {0, 0, 1, 0, 1, 1}, {1, 5}};
+  const Scan s = restarted.run(4);
+  ASSERT_TRUE(s.fault);
+  EXPECT_EQ(s.fault->chunk, 4);
+  EXPECT_EQ(s.fault->what, "chunk 4 runs row 1's tokens 8..11 from the state after 6 tokens of row 1: its state is BAD");
+  // ... and that a row's final state is read from the wrong chunk.
+  const Chunked early_last{{0, 6}, {0, 5, 12}, {0, 4, 5, 7, 11, 12}, {0, 0, 1, 1, 1}, {1, 3}};
+  const Scan t = early_last.run(4);
+  ASSERT_TRUE(t.fault);
+  EXPECT_EQ(t.fault->what,
+            "row 1's final state is read from chunk 3, the state after 12 tokens of row 1; it must be the state after 13 "
+            "tokens of row 1");
+  // ... and a chunk longer than the kernel's.
+  const Chunked long_chunk{{0}, {0, 5}, {0, 5}, {0}, {0}};
+  ASSERT_TRUE(long_chunk.run(4).fault);
+  EXPECT_EQ(long_chunk.run(4).fault->what, "chunk 0 holds 5 tokens, more than chunk_size 4: the kernel runs 4 of them");
+}
+
+TEST(TheKernelsView, StoresWhatEachBlockOfPart3sExampleClaims) {
+  // C = 4, M = 8, c = [0, 6, 16], q = [0, 20, 33, 36]: Part 1's chunks and the plan.
+  const Chunked step{{0, 6, 16}, {0, 20, 33, 36}, {0, 4, 8, 12, 16, 20, 22, 26, 30, 33, 36}, {0, 0, 0, 0, 0, 1, 1, 1, 1, 2},
+                     {4, 8, 9}};
+  const Scan s = step.run(4);
+  ASSERT_FALSE(s.fault) << to_string(*s.fault);
+  const I32 rows{0, 0, 0, 1, 1, 1, 2}, blocks{0, 1, 2, 0, 1, 2, 2}, chunks{1, 3, 4, 5, 7, 8, 9};
+  const I32 reads{0, 0, 1};
+  EXPECT_FALSE(cache_writes(step.batch(), 8, s, {rows, blocks, chunks}, reads));
+  std::vector<State> stored;
+  for (auto k : chunks) stored.push_back(s.ends[k]);
+  EXPECT_EQ(stored, states({{0, 8}, {0, 16}, {0, 20}, {1, 8}, {1, 16}, {1, 19}, {2, 19}}));
+  // A write one chunk late stores the state after 12 tokens where block (1, 0) claims 8.
+  const I32 late{1, 3, 4, 6, 7, 8, 9};
+  const auto fault = cache_writes(step.batch(), 8, s, {rows, blocks, late}, reads);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "block (1, 0) holds the state after 12 tokens of row 1 (write 3, chunk 6); it claims the state after 8 "
+                         "tokens of row 1");
+  // A read from a block that holds fewer tokens than the row has computed.
+  const I32 wrong_read{0, 0, 0};
+  const auto read = cache_writes(step.batch(), 8, s, {rows, blocks, chunks}, wrong_read);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->what, "row 2 reads its initial state from block (2, 0), which holds the state after 8 tokens of row 2; it "
+                        "has computed 16 tokens, held by block (2, 1)");
+  // A block never written.
+  const I32 fewer_rows{0, 0, 0, 1, 1, 2}, fewer_blocks{0, 1, 2, 0, 2, 2}, fewer_chunks{1, 3, 4, 5, 8, 9};
+  const auto gap = cache_writes(step.batch(), 8, s, {fewer_rows, fewer_blocks, fewer_chunks}, reads);
+  ASSERT_TRUE(gap);
+  EXPECT_EQ(gap->what, "block (1, 1) is never written: it should hold the state after 16 tokens of row 1, which a later step "
+                       "resumes from");
+}
+
+TEST(TheKernelsView, CatchesVllmsFinalWriteOfARowWithoutTokens) {
+  // c = [8, 0], q = [0, 0, 3], C = 4, M = 8: the loop's final write for row 0 (last chunk -1, read by
+  // Python as the batch's last) overwrites block (0, 0), which holds (0, 8), with row 1's state.
+  const Chunked step{{8, 0}, {0, 0, 3}, {0, 3}, {1}, {-1, 0}};
+  const Scan s = step.run(4);
+  ASSERT_FALSE(s.fault) << to_string(*s.fault);
+  const I32 rows{0, 1}, blocks{0, 0}, chunks{0, 0};
+  const auto fault = cache_writes(step.batch(), 8, s, {rows, blocks, chunks}, I32{0, 0});
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "block (0, 0) holds the state after 3 tokens of row 1 (write 0, chunk 0); it claims the state after "
+                         "8 tokens of row 0");
+  // Writing a row without tokens its own state again changes nothing: no fault.
+  const Chunked realigned{{6, 0}, {0, 0, 3}, {0, 0, 3}, {0, 1}, {0, 1}};
+  const Scan t = realigned.run(4);
+  ASSERT_FALSE(t.fault) << to_string(*t.fault);
+  EXPECT_FALSE(cache_writes(realigned.batch(), 8, t, {I32{0, 1}, I32{0, 0}, I32{0, 1}}, I32{0, 0}));
+}
+
+TEST(TheKernelsView, HoldsEachCheckpointAtThePositionItsRowClaims) {
+  // Part 6: C = 4, c = [0, 6, 16], q = [0, 20, 33, 36], o = [10, 5, 0].
+  const Chunked step{{0, 6, 16}, {0, 20, 33, 36}, {0, 4, 8, 10, 12, 16, 20, 22, 25, 26, 30, 33, 36},
+                     {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2}, {5, 10, 11}};
+  const Scan s = step.run(4);
+  ASSERT_FALSE(s.fault) << to_string(*s.fault);
+  const I64 offsets{10, 5, 0};
+  EXPECT_FALSE(checkpoints(step.batch(), offsets, s, I32{2, 7, -1}));
+  const auto fault = checkpoints(step.batch(), offsets, s, I32{2, 8, -1});
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "row 1's checkpoint (chunk 8) holds the state after 12 tokens of row 1; it claims the state after "
+                         "11 tokens of row 1");
+  ASSERT_TRUE(checkpoints(step.batch(), offsets, s, I32{2, 7, 11}));
+}
+
+TEST(TheKernelsView, ReadsMambaSsmsChunkIndicesAsThePackedGridsPieces) {
+  // C = 4, q = [0, 3, 3, 9, 16]: chunk_indices [0, 0, 1, 2, 2, 3], chunk_offsets [0, 3, 0, 0, 1, 0].
+  const I64 q{0, 3, 3, 9, 16};
+  const I32 indices{0, 0, 1, 2, 2, 3}, offsets{0, 3, 0, 0, 1, 0};
+  ThreeArrayStorage storage;
+  ASSERT_FALSE(read_chunk_indices({{}, q}, 4, {indices, offsets}, storage));
+  EXPECT_EQ(storage.cu_chunk_seqlen, (I32{0, 3, 4, 8, 9, 12, 16}));
+  EXPECT_EQ(storage.seq_idx, (I32{0, 2, 2, 2, 3, 3}));
+  EXPECT_EQ(storage.last_chunk_indices, (I32{0, -1, 3, 5}));
+  EXPECT_FALSE(scan({{}, q}, 4, storage.view()).fault);
+  // A piece that runs across a row start runs the next row's tokens from this row's state.
+  const I32 no_cut_indices{0, 1, 2, 3}, no_cut_offsets{0, 0, 0, 0};
+  ASSERT_FALSE(read_chunk_indices({{}, q}, 4, {no_cut_indices, no_cut_offsets}, storage));
+  const Scan s = scan({{}, q}, 4, storage.view());
+  ASSERT_TRUE(s.fault);
+  EXPECT_EQ(s.fault->what, "chunk 0 runs packed tokens 0..3 as row 0, but packed token 3 is row 2's: its state is BAD");
+}
+
+TEST(TheKernelsView, RunsFlasPairsAsEachSequencesPiecesInOrder) {
+  // C = 4, cu_seqlens = [0, 0, 5, 5, 9]: [[1, 0], [1, 1], [3, 0]], offsets [0, 0, 2, 2, 3].
+  const I64 cu{0, 0, 5, 5, 9};
+  EXPECT_FALSE(fla_pairs(cu, 4, I32{1, 0, 1, 1, 3, 0}));
+  EXPECT_FALSE(fla_state_entries(cu, 4, I32{0, 0, 2, 2, 3}));
+  // The older formulation's ids: every chunk after an empty sequence gets an earlier one's.
+  const auto older = fla_pairs(cu, 4, I32{0, 0, 0, 1, 1, 0});
+  ASSERT_TRUE(older);
+  EXPECT_EQ(older->what, "chunk 0 is (0, 0): sequence 0 has 0 pieces of 4 tokens (0 tokens), so it runs none");
+  const auto skipped = fla_pairs(cu, 4, I32{1, 0, 3, 0});
+  ASSERT_TRUE(skipped);
+  EXPECT_EQ(skipped->what, "chunk 1 is (3, 0), sequence 3's tokens 0..3 from the state after 0 of its tokens, where the kernel "
+                           "needs sequence 1's token 4: sequence 1's token 4 is never run");
+  const auto short_pairs = fla_pairs(cu, 4, I32{1, 0, 1, 1});
+  ASSERT_TRUE(short_pairs);
+  EXPECT_EQ(short_pairs->what, "sequence 3's tokens 0..3 are never run: the chunks end after 2");
+  const auto shared = fla_state_entries(cu, 4, I32{0, 0, 1, 1, 2});
+  ASSERT_TRUE(shared);
+  EXPECT_EQ(shared->what, "state entry 1 holds both the state after 4 tokens of sequence 1 and after 0 tokens of sequence 3: "
+                          "one of them reads the other's");
+}
+
+TEST(TheKernelsView, CoversEveryTokenOnceWithTheConv1dPrograms) {
+  // q = [0, 5, 5, 21, 22], M_b = 8: batch_ptr [0, 2, 2, 3], offsets [0, 0, 1, 0], then padding.
+  const I64 q{0, 5, 5, 21, 22};
+  EXPECT_FALSE(conv1d_programs(q, 8, I32{0, 2, 2, 3, -1, -1}, I32{0, 0, 1, 0, -1, -1}));
+  const auto older = conv1d_programs(q, 8, I32{0, 1, 1, 2}, I32{0, 0, 1, 0});
+  ASSERT_TRUE(older);
+  EXPECT_EQ(older->what, "program 1 is (1, 0): row 1 has 0 pieces of 8 tokens (0 tokens), so it runs none");
+  const auto twice = conv1d_programs(q, 8, I32{0, 2, 2, 2, 3}, I32{0, 0, 1, 1, 0});
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->what, "program 3 is (2, 1), row 2's tokens 8..15 from the state after 8 of its tokens, where the kernel "
+                         "needs row 3's token 0: row 2's tokens 8..15 run twice");
+}
+
+TEST(TheKernelsView, SaysAStateInWords) {
+  EXPECT_EQ(to_string(State{1, 8}), "the state after 8 tokens of row 1");
+  EXPECT_EQ(to_string(State{0, 1}, "sequence"), "the state after 1 token of sequence 0");
+  EXPECT_EQ(to_string(kBad), "a BAD state");
+}
+
+}  // namespace
+}  // namespace chunkmeta::kernel_view
