@@ -88,6 +88,13 @@ TEST(TheKernelsView, SaysFromWhichStateAChunkRunsWhenItSkipsTokens) {
             "tokens of row 1");
   // ... and a chunk longer than the kernel's.
   const Chunked long_chunk{{0}, {0, 5}, {0, 5}, {0}, {0}};
+  // A row without tokens needs no final state, but its gathered index must name a chunk or be -1.
+  const Chunked empty_row_far{{0, 0}, {0, 4, 4}, {0, 4}, {0}, {0, 2147483647}};
+  ASSERT_TRUE(empty_row_far.run(4).fault);
+  EXPECT_EQ(empty_row_far.run(4).fault->what,
+            "row 1 has no tokens, and its final state is gathered from chunk 2147483647, which does not exist (1 chunk)");
+  const Chunked empty_row_none{{0, 0}, {0, 4, 4}, {0, 4}, {0}, {0, -1}};
+  EXPECT_FALSE(empty_row_none.run(4).fault);
   ASSERT_TRUE(long_chunk.run(4).fault);
   EXPECT_EQ(long_chunk.run(4).fault->what, "chunk 0 holds 5 tokens, more than chunk_size 4: the kernel runs 4 of them");
 }
@@ -187,7 +194,7 @@ TEST(TheKernelsView, RunsFlasPairsAsEachSequencesPiecesInOrder) {
   const auto skipped = fla_pairs(cu, 4, I32{1, 0, 3, 0});
   ASSERT_TRUE(skipped);
   EXPECT_EQ(skipped->what, "chunk 1 is (3, 0), sequence 3's tokens 0..3 from the state after 0 of its tokens, where the kernel "
-                           "needs sequence 1's token 4: sequence 1's token 4 is never run");
+                           "needs sequence 1's token 4: sequence 1's token 4 is not run here, in their order");
   const auto short_pairs = fla_pairs(cu, 4, I32{1, 0, 1, 1});
   ASSERT_TRUE(short_pairs);
   EXPECT_EQ(short_pairs->what, "sequence 3's tokens 0..3 are never run: the chunks end after 2");

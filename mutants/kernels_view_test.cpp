@@ -21,7 +21,7 @@ constexpr int kHugeCases = 20;
 
 // Slips that change outputs no state depends on (docs/properties.md says why, each): a chunk or piece of no
 // tokens added or dropped (it runs nothing: the state passes through), or the last chunk of a row without
-// tokens (no kernel reads a final state it has not changed).
+// tokens (its gathered state is another row's in every formulation: only the index's range is judged).
 const std::set<std::string>& changes_no_state() {
   static const std::set<std::string> names = {
       "drops-empty-head",                     // no empty realigning chunk for a row without new tokens

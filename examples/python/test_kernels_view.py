@@ -88,5 +88,9 @@ def test_flas_pairs_are_judged_by_the_kernels_view(tmp_path):
 
 
 def test_cache_is_refused_where_the_formulation_makes_no_cache_claim():
-    with pytest.raises(ValueError, match="makes no such claim"):
+    with pytest.raises(ValueError, match="'kernel.fla_chunks' makes no cache claim"):
         chunkmeta.check(chunkmeta.prepare_chunk_indices, spec="kernel.fla_chunks", cache=True)
+    with pytest.raises(ValueError, match="'mamba' is judged by its reference"):
+        chunkmeta.check(chunkmeta.compute_chunk_metadata, spec="mamba", cache=True)
+    with pytest.raises(TypeError, match="cache must be True or False"):
+        chunkmeta.check(chunkmeta.compute_chunk_metadata, spec="kernel.mamba2_chunks", cache="no")

@@ -16,10 +16,10 @@ class KernelFormulation final : public Spec {
       : base_(base),
         with_cache_(with_cache),
         name_(std::string(base.kernel_formulation()) + (with_cache ? "+cache" : "")),
-        summary_(name_ + ": " + std::string(base.name()) + "'s outputs judged by the kernels' view alone, no reference (" +
-                 std::string(base.kernels_view_covers()) + ")"),
         covers_(with_cache ? std::string(base.kernels_view_covers()) : "kernel-adequate: every token run once, in order, "
-                                                                        "from the state after the tokens before it") {
+                                                                        "from the state after the tokens before it"),
+        summary_(name_ + ": " + std::string(base.name()) + "'s outputs judged by the kernels' view alone, no reference (" +
+                 covers_ + ")") {
     builtins_ = base.builtins();
     for (auto& implementation : builtins_) implementation.spec = this;
   }
@@ -63,7 +63,7 @@ class KernelFormulation final : public Spec {
  private:
   const Spec& base_;
   bool with_cache_;
-  std::string name_, summary_, covers_;
+  std::string name_, covers_, summary_;  // covers_ first: summary_ is made from it
   std::vector<Implementation> builtins_;
 };
 

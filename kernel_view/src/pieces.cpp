@@ -28,9 +28,11 @@ struct Tiling {
     const std::int64_t length = offsets[row + 1] - offsets[row];
     return tokens_words(piece * size, std::min((piece + 1) * size, length));
   }
-  std::string never_run(std::int64_t row, std::int64_t piece) const {  // "tokens 8..15 are never run"
+  // "tokens 8..15 are never run" (`here`: "are not run here, in order", where a later unit may still run them).
+  std::string never_run(std::int64_t row, std::int64_t piece, bool here = false) const {
     const std::int64_t length = offsets[row + 1] - offsets[row];
-    return tokens_of(row, piece) + (std::min((piece + 1) * size, length) - piece * size == 1 ? " is" : " are") + " never run";
+    const bool one = std::min((piece + 1) * size, length) - piece * size == 1;
+    return tokens_of(row, piece) + (one ? " is" : " are") + (here ? " not run here, in their order" : " never run");
   }
 
   std::optional<Fault> walk(std::size_t count,
@@ -52,7 +54,7 @@ struct Tiling {
       const std::string named = std::string(work) + " " + std::to_string(k) + " is (" + std::to_string(r) + ", " +
                                 std::to_string(j) + ")";
       if (r < 0 || r >= rows) {
-        return Fault{kKernel, named + ": the batch has " + std::to_string(rows) + " " + unit + "s", -1, chunk};
+        return Fault{kKernel, named + ": the batch has " + count_words(rows, unit), -1, chunk};
       }
       const std::int64_t has = pieces_of(offsets[r + 1] - offsets[r], size);
       if (j < 0 || j >= has) {
@@ -75,7 +77,7 @@ struct Tiling {
                          std::to_string(j * size) + " of its tokens, where the kernel needs " + unit + " " +
                          std::to_string(row) + "'s " + tokens_of(row, piece) + ": " +
                          (again ? unit + std::string(" ") + std::to_string(r) + "'s " + tokens_of(r, j) + " run twice"
-                                : unit + std::string(" ") + std::to_string(row) + "'s " + never_run(row, piece)),
+                                : unit + std::string(" ") + std::to_string(row) + "'s " + never_run(row, piece, true)),
                      r, chunk};
       }
       ++piece;

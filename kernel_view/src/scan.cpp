@@ -42,13 +42,13 @@ Scan scan(const Batch& batch, std::int64_t chunk_size, const ThreeArrays& chunks
     return out;
   };
   if (cu.size() != count + 1) {
-    return fail("cu_chunk_seqlen has " + std::to_string(cu.size()) + " entries for " + std::to_string(count) +
-                    " chunks (seq_idx): a kernel reads one boundary more than chunks",
+    return fail("cu_chunk_seqlen has " + count_words(static_cast<std::int64_t>(cu.size()), "entry") + " for " +
+                    count_words(static_cast<std::int64_t>(count), "chunk") + " (seq_idx): a kernel reads one boundary more than chunks",
                 -1, -1);
   }
   if (chunks.last_chunk_indices.size() != rows) {
-    return fail("last_chunk_indices has " + std::to_string(chunks.last_chunk_indices.size()) + " entries for " +
-                    std::to_string(rows) + " rows: a row's final state is read from none",
+    return fail("last_chunk_indices has " + count_words(static_cast<std::int64_t>(chunks.last_chunk_indices.size()), "entry") +
+                    " for " + count_words(static_cast<std::int64_t>(rows), "row") + ": a row's final state is read from none",
                 -1, -1);
   }
   const std::int64_t total = rows == 0 ? 0 : q[rows] - q[0];
@@ -75,7 +75,7 @@ Scan scan(const Batch& batch, std::int64_t chunk_size, const ThreeArrays& chunks
     const std::int64_t row = seq_idx[k];
     if (row < 0 || row >= static_cast<std::int64_t>(rows)) {
       return fail("chunk " + std::to_string(k) + " runs as row " + std::to_string(row) + "; the batch has " +
-                      std::to_string(rows) + " rows",
+                      count_words(static_cast<std::int64_t>(rows), "row"),
                   -1, chunk);
     }
     const State initial{row, batch.computed_of(static_cast<std::size_t>(row))};
@@ -110,13 +110,23 @@ Scan scan(const Batch& batch, std::int64_t chunk_size, const ThreeArrays& chunks
                 -1, static_cast<std::int64_t>(count) - 1);
   }
   for (std::size_t r = 0; r < rows; ++r) {
-    if (batch.tokens_of(r) == 0) continue;
     const auto row = static_cast<std::int64_t>(r);
     const std::int64_t last = chunks.last_chunk_indices[r];
     const State want{row, batch.computed_of(r) + batch.tokens_of(r)};
-    if (last < 0 || last >= static_cast<std::int64_t>(count)) {
+    const bool exists = last >= 0 && last < static_cast<std::int64_t>(count);
+    if (batch.tokens_of(r) == 0) {
+      // No kernel needs this row's final state, but the engine gathers states[last_chunk_indices] for every row:
+      // an index past the chunks reads outside them (-1, Part 1's row 0 and the grid's "none", reads no chunk).
+      if (!exists && last != -1) {
+        return fail("row " + std::to_string(r) + " has no tokens, and its final state is gathered from chunk " +
+                        std::to_string(last) + ", which does not exist (" + count_words(static_cast<std::int64_t>(count), "chunk") + ")",
+                    row, last);
+      }
+      continue;
+    }
+    if (!exists) {
       return fail("row " + std::to_string(r) + "'s final state is read from chunk " + std::to_string(last) +
-                      ", which does not exist (" + std::to_string(count) + " chunks); it must be " + to_string(want),
+                      ", which does not exist (" + count_words(static_cast<std::int64_t>(count), "chunk") + "); it must be " + to_string(want),
                   row, last);
     }
     if (out.ends[last] != want) {

@@ -569,12 +569,16 @@ def _spec_named(spec, cache):
     if spec not in known:
         raise ValueError(f"unknown spec {spec!r}; the specs are {', '.join(SPECS)}; judged by the kernels' view alone: "
                          f"{', '.join(f for f in KERNEL_FORMULATIONS if not f.endswith('+cache'))}")
-    if not cache:
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be True or False, not {type(cache).__name__} {cache!r}")
+    if not cache or spec.endswith("+cache"):
         return spec
     if spec + "+cache" not in KERNEL_FORMULATIONS:
         with_cache = [f[:-len("+cache")] for f in KERNEL_FORMULATIONS if f.endswith("+cache")]
-        raise ValueError(f"cache=True judges a formulation by the cache's states too; {spec!r} makes no such claim "
-                         f"(those that do: {', '.join(with_cache)})")
+        why = (f"{spec!r} is judged by its reference, and by the cache's states wherever it claims them"
+               if spec in SPECS else f"{spec!r} makes no cache claim")
+        raise ValueError(f"cache=True asks a formulation judged by the kernels' view alone to be cache-adequate too "
+                         f"(those that can: {', '.join(with_cache)}); {why}")
     return spec + "+cache"
 
 
