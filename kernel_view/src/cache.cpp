@@ -3,7 +3,7 @@
 // claims the state after the tokens it ends at; a write or a checkpoint is
 // right when the state it stores is that one.
 #include <algorithm>
-#include <map>
+#include <vector>
 
 #include "chunkmeta/kernel_view/kernel_view.hpp"
 #include "words.hpp"
@@ -50,8 +50,13 @@ std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, c
   if (writes.blocks.size() != count || writes.chunks.size() != count) {
     return Fault{kCache, "the write plan's arrays differ in length (rows, blocks, chunks)", -1, -1};
   }
-  // The cache after the writes in order: (row, block) -> (the state stored, by which write).
-  std::map<std::pair<std::int64_t, std::int64_t>, std::pair<State, std::int64_t>> cache;
+  // The cache after the writes in order: each (row, block) written, with the last write to it. Sorted once
+  // (stable: among writes to one block the last is the latest), never a node per write.
+  struct Written {
+    std::int64_t row, block, write;
+  };
+  std::vector<Written> written;
+  written.reserve(count);
   for (std::size_t w = 0; w < count; ++w) {
     const std::int64_t row = writes.rows[w], block = writes.blocks[w], chunk = writes.chunks[w];
     const auto index = static_cast<std::int64_t>(w);
@@ -65,38 +70,54 @@ std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, c
                        block_words(row, block) + "; the scan has " + std::to_string(chunks) + " chunks",
                    row, index};
     }
-    cache[{row, block}] = {scanned.ends[chunk], index};
+    written.push_back({row, block, index});
   }
-  for (const auto& [where, stored] : cache) {
-    const auto [row, block] = where;
-    const auto r = static_cast<std::size_t>(row);
-    const std::int64_t end = batch.computed_of(r) + batch.tokens_of(r);
-    // Every block below the row's end claims a state (one an earlier step wrote, when it lies below the
-    // computed tokens: writing it again is right only with that state); a block past the end claims none.
-    const bool claimed = block * block_size < end;
-    if (!claimed || stored.first != claim(row, block)) {
-      const std::string claims = claimed ? "it claims " + to_string(claim(row, block))
-                                         : "row " + std::to_string(row) + " does not reach it (" + std::to_string(end) +
-                                               " tokens)";
-      return Fault{kCache,
-                   block_words(row, block) + " holds " + to_string(stored.first) + " (write " +
-                       std::to_string(stored.second) + ", chunk " + std::to_string(writes.chunks[stored.second]) + "); " + claims,
-                   row, stored.second};
+  const auto key = [](const Written& a) { return std::pair{a.row, a.block}; };
+  if (!std::is_sorted(written.begin(), written.end(), [&](const Written& a, const Written& b) { return key(a) < key(b); })) {
+    std::stable_sort(written.begin(), written.end(), [&](const Written& a, const Written& b) { return key(a) < key(b); });
+  }
+  std::vector<Written> cache;  // the last write to each block, in (row, block) order
+  cache.reserve(written.size());
+  for (const Written& w : written) {
+    if (!cache.empty() && key(cache.back()) == key(w)) {
+      cache.back() = w;
+    } else {
+      cache.push_back(w);
     }
   }
+  for (const Written& stored : cache) {
+    const auto r = static_cast<std::size_t>(stored.row);
+    const std::int64_t end = batch.computed_of(r) + batch.tokens_of(r);
+    const State held = scanned.ends[writes.chunks[stored.write]];
+    // Every block below the row's end claims a state (one an earlier step wrote, when it lies below the
+    // computed tokens: writing it again is right only with that state); a block past the end claims none.
+    const bool claimed = stored.block * block_size < end;
+    if (!claimed || held != claim(stored.row, stored.block)) {
+      const std::string claims = claimed ? "it claims " + to_string(claim(stored.row, stored.block))
+                                         : "row " + std::to_string(stored.row) + " does not reach it (" +
+                                               std::to_string(end) + " tokens)";
+      return Fault{kCache,
+                   block_words(stored.row, stored.block) + " holds " + to_string(held) + " (write " +
+                       std::to_string(stored.write) + ", chunk " + std::to_string(writes.chunks[stored.write]) + "); " +
+                       claims,
+                   stored.row, stored.write};
+    }
+  }
+  // Every block a row with tokens reaches is written: walked beside the cache, O(writes + rows).
+  auto next = cache.begin();
   for (std::size_t r = 0; r < rows; ++r) {
-    if (batch.tokens_of(r) == 0) continue;
     const auto row = static_cast<std::int64_t>(r);
+    while (next != cache.end() && next->row < row) ++next;
+    if (batch.tokens_of(r) == 0) continue;
     const std::int64_t end = batch.computed_of(r) + batch.tokens_of(r);
     for (std::int64_t block = batch.computed_of(r) / block_size; block * block_size < end; ++block) {
-      const auto at = cache.find({row, block});
-      if (at == cache.end()) {
+      while (next != cache.end() && next->row == row && next->block < block) ++next;
+      if (next == cache.end() || next->row != row || next->block != block) {
         return Fault{kCache,
                      block_words(row, block) + " is never written: it should hold " + to_string(claim(row, block)) +
                          ", which a later step resumes from",
                      row, -1};
       }
-      // O(writes): a right plan writes each of these blocks, and the first gap ends the walk.
     }
   }
   return std::nullopt;
