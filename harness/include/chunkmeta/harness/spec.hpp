@@ -107,8 +107,9 @@ class Spec {
   // (kernel_formulations()). `cache_claim`: what with_cache adds, or "" when the spec makes no cache claim.
   virtual std::string_view kernel_formulation() const { return {}; }
   virtual std::string_view cache_claim() const { return {}; }
-  // False for such a formulation: its reference() is then the domain's verdict
-  // only (an error, or no outputs to compare with).
+  // False for such a formulation: its reference() gives the domain's verdict and
+  // one right answer (what a door answers with once a run is interrupted), which
+  // the judge never compares with.
   virtual bool judged_by_reference() const { return true; }
   // The built-in implementations (the reference and the fast entry points).
   virtual const std::vector<Implementation>& builtins() const = 0;
