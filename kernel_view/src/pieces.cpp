@@ -67,8 +67,8 @@ struct Tiling {
       const std::int64_t has = pieces_of(offsets[r + 1] - offsets[r], size);
       if (j < 0 || j >= has) {
         return Fault{kKernel,
-                     named + ": " + unit + " " + std::to_string(r) + " has " + std::to_string(has) + " piece" +
-                         (has == 1 ? "" : "s") + " of " + std::to_string(size) + " tokens (" +
+                     named + ": " + unit + " " + std::to_string(r) + " has " + count_words(has, "piece") + " of " +
+                         std::to_string(size) + " tokens (" +
                          std::to_string(offsets[r + 1] - offsets[r]) + " tokens), so it runs none",
                      r, chunk};
       }
@@ -78,16 +78,14 @@ struct Tiling {
                          " again, after every token has run",
                      r, chunk};
       }
-      {
-        const bool again = std::pair{r, j} < std::pair{row, piece};
-        return Fault{kKernel,
-                     named + ", " + unit + " " + std::to_string(r) + "'s " + tokens_of(r, j) + " from the state after " +
-                         std::to_string(j * size) + " of its tokens, where the kernel needs " + unit + " " +
-                         std::to_string(row) + "'s " + tokens_of(row, piece) + ": " +
-                         (again ? unit + std::string(" ") + std::to_string(r) + "'s " + tokens_of(r, j) + " run twice"
-                                : unit + std::string(" ") + std::to_string(row) + "'s " + never_run(row, piece, true)),
-                     r, chunk};
-      }
+      const bool again = std::pair{r, j} < std::pair{row, piece};
+      return Fault{kKernel,
+                   named + ", " + unit + " " + std::to_string(r) + "'s " + tokens_of(r, j) + " from the state after " +
+                       std::to_string(j * size) + " of its tokens, where the kernel needs " + unit + " " +
+                       std::to_string(row) + "'s " + tokens_of(row, piece) + ": " +
+                       (again ? unit + std::string(" ") + std::to_string(r) + "'s " + tokens_of(r, j) + " run twice"
+                              : unit + std::string(" ") + std::to_string(row) + "'s " + never_run(row, piece, true)),
+                   r, chunk};
     }
     if (row < rows) {
       return Fault{kKernel,

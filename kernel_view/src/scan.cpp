@@ -11,8 +11,7 @@ namespace chunkmeta::kernel_view {
 
 std::string to_string(State state, const char* unit) {
   if (state.bad()) return "a BAD state";
-  return "the state after " + std::to_string(state.tokens) + " token" + (state.tokens == 1 ? "" : "s") + " of " + unit +
-         " " + std::to_string(state.row);
+  return "the state after " + count_words(state.tokens, "token") + " of " + unit + " " + std::to_string(state.row);
 }
 
 std::string to_string(const Fault& fault) { return fault.rule + ": " + fault.what; }
