@@ -46,6 +46,9 @@ struct Subprocess::State {
   // The first answer of a process that was not warmed up includes its
   // start-up (Python + torch: seconds), which is not a hang: it gets the whole timeout.
   bool awaiting_first_answer = false;
+  // Shrinking a crash: most candidates the shrink sends crash too, and lines sent
+  // together cost a second process start to tell which one did (subprocess.cpp).
+  bool crashed_while_shrinking = false;
 
   double timeout(double units) const { return awaiting_first_answer ? options.timeout_seconds : budget.limit(units); }
   double units_of(const Workload& workload) const { return CallBudget::units_of(*spec, workload); }

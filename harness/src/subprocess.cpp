@@ -36,7 +36,10 @@ void Subprocess::start_in_background() {
   s.start_spare();  // as after a crash: the first run() takes it and waits for its warm-up answer
 }
 
-void Subprocess::set_shrinking(bool shrinking) { state_->budget.set_shrinking(shrinking); }
+void Subprocess::set_shrinking(bool shrinking) {
+  state_->budget.set_shrinking(shrinking);
+  state_->crashed_while_shrinking = false;
+}
 
 Answer Subprocess::ask_again(const Workload& workload, double expired) {
   return state_->budget.confirming(expired, state_->units_of(workload),
@@ -77,9 +80,9 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   const std::uint64_t base = s.next_id;
   s.next_id += workloads.size();
   std::size_t sent = 0;          // lines fully or partly queued
-  // Shrinking a hang, lines go one at a time: a timeout with several lines
-  // waiting costs a restart and the same timeout again (see below), at each step.
-  std::size_t window = s.budget.shrinking_a_hang() ? 1 : s.options.window;
+  // Shrinking a hang or a crash, lines go one at a time: a timeout or a crash with
+  // several lines waiting costs a restart and the same failure again (see below), at each step.
+  std::size_t window = s.budget.shrinking_a_hang() || s.crashed_while_shrinking ? 1 : s.options.window;
   bool spare_asked = false;  // for this wait, once it is half over (see below)
   std::size_t timed_out_once = static_cast<std::size_t>(-1);  // the workload a restart below sent again
   std::string outbuf;            // bytes queued for its stdin
@@ -103,6 +106,34 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
     }
     return answers;
   };
+  // Several lines in flight when the process hung or died: a program that answers
+  // what it has read in one write (as the Python adapter does) gives no answer
+  // before it fails, so the oldest line is not known to be the one it failed on.
+  // Those lines go again, one at a time, to a fresh process: the failure is then
+  // blamed on the workload that causes it. False if no process could be started.
+  const auto send_again_one_at_a_time = [&] {
+    s.stop(false);
+    s.start();
+    if (!s.running()) return false;
+    window = 1;
+    sent = answers.size();
+    outbuf.clear();
+    out_offset = 0;
+    stdin_open = true;
+    last_progress = Clock::now();
+    idle = process::IdleWatch(s.pid);
+    return true;
+  };
+  const auto not_restarted = [&] {
+    return fail(Misbehaviour{FindingKind::crashed, "could not be restarted: " + s.start_error.value_or("?"),
+                             "command: " + s.options.command},
+                false);
+  };
+  // A crash among lines sent together whose lines, sent again one at a time,
+  // were each answered: the crash stays a finding (it may follow from the calls
+  // before it), on the last of them, saying so; it is then asked again as any is.
+  std::optional<Misbehaviour> unplaced_crash;
+  std::size_t unplaced_end = 0;
   s.decoder->begin_batch(base);
   if (auto early = s.unasked_output(false)) return fail(s.with_evidence(std::move(*early)), true);
 
@@ -136,20 +167,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
       // fresh process, so that the hang is blamed on the workload that hangs.
       s.budget.cut_short();
       timed_out_once = answers.size();
-      s.stop(false);
-      s.start();
-      if (!s.running()) {
-        return fail(Misbehaviour{FindingKind::crashed, "could not be restarted: " + s.start_error.value_or("?"),
-                                 "command: " + s.options.command},
-                    false);
-      }
-      window = 1;
-      sent = answers.size();
-      outbuf.clear();
-      out_offset = 0;
-      stdin_open = true;
-      last_progress = Clock::now();
-      idle = process::IdleWatch(s.pid);
+      if (!send_again_one_at_a_time()) return not_restarted();
       continue;
     }
     if (left <= 0) {
@@ -242,11 +260,24 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
         const std::string how = s.ended();
         std::string summary = "the process " + how + " before answering";
         if (!stdin_open) summary += " (it had closed its input)";
-        return fail(s.misbehaviour(FindingKind::crashed, summary,
-                                   std::to_string(answers.size()) + " of the " + std::to_string(sent) +
-                                       " workloads sent to this process were answered"),
-                    false);
+        if (s.budget.shrinking()) s.crashed_while_shrinking = true;
+        Misbehaviour crash = s.misbehaviour(FindingKind::crashed, summary,
+                                            std::to_string(answers.size()) + " of the " + std::to_string(sent) +
+                                                " workloads sent to this process were answered");
+        if (sent - answers.size() > 1 && !unplaced_crash) {
+          unplaced_end = sent;
+          crash.summary += " (while answering " + std::to_string(sent - answers.size()) +
+                           " workloads sent together; sent again one at a time, each was answered)";
+          unplaced_crash = std::move(crash);
+          if (!send_again_one_at_a_time()) return not_restarted();
+          continue;
+        }
+        return fail(std::move(crash), false);
       }
+    }
+    if (unplaced_crash && answers.size() >= unplaced_end) {
+      answers.erase(answers.begin() + static_cast<std::ptrdiff_t>(unplaced_end - 1), answers.end());  // the caller sends the rest again
+      return fail(std::move(*unplaced_crash), false);
     }
   }
   // The answers are in: what the process printed right behind the last one is its misbehaviour.

@@ -188,6 +188,15 @@ def prints_over_200_rows(chunk_size, num_prefills, num_computed_tokens_p_cpu, qu
                                   [int(v) for v in query_start_loc_p_cpu])
 
 
+def exits_past_1000_tokens(chunk_size, num_prefills, num_computed_tokens_p_cpu, query_start_loc_p_cpu):
+    """Exits on any row past 1,000 computed tokens, and only there: the adapter answers the lines it has read in
+    one write, so a batch of them ends with no answer at all; the one that killed it must take the blame."""
+    if any(int(v) > 1000 for v in num_computed_tokens_p_cpu):
+        os._exit(3)
+    return compute_chunk_metadata(chunk_size, num_prefills, [int(v) for v in num_computed_tokens_p_cpu],
+                                  [int(v) for v in query_start_loc_p_cpu])
+
+
 # Wrong late, the way a warmed-up fast path, a cache taking over or a graph captured after N calls is: every
 # answer from then on off by one, consistently (a relation between answers holds). And wrong once, as a race is.
 LATE_CALLS = 2100  # past check()'s reference properties: the relations' answers are the wrong ones
