@@ -31,6 +31,7 @@ import inspect
 import json
 import numbers
 import os
+import random
 import re
 import shutil
 import signal
@@ -41,6 +42,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from . import _chunkmeta
 from ._settings import Phase, settings
@@ -50,7 +52,7 @@ _Settings = settings  # check()'s `settings` argument hides the class inside it
 # Every spec folder's drop-ins and size helpers: the extension's public functions.
 _DROPINS = sorted(name for name in dir(_chunkmeta) if not name.startswith("_"))
 
-__all__ = _DROPINS + ["check", "replay", "settings", "Phase", "properties", "SPECS", "KERNEL_FORMULATIONS", "DEFAULT_SPEC",
+__all__ = _DROPINS + ["check", "check_steps", "StepsSummary", "replay", "settings", "Phase", "properties", "SPECS", "KERNEL_FORMULATIONS", "DEFAULT_SPEC",
                       "InvalidWorkload", "CheckFailed", "CheckIncomplete", "CheckSummary", "PROPERTIES",
                       "shipped_corpus", "edge_classes", "__version__"]
 __version__ = _chunkmeta.__version__
@@ -676,6 +678,123 @@ def check(fn, *, spec=None, cache=False, settings=None, **changes):
                                   + result["text"].rstrip("\n"), summary)
         raise CheckFailed(_failure_message(fn, spec, result), summary)
     return summary
+
+
+@dataclass
+class StepsSummary:
+    """What check_steps() ran: its lives and steps, and what their steps did."""
+
+    passed: bool
+    lives: int
+    steps: int
+    resumed_reads: int
+    writes: int
+    checkpoints: int
+    seed: int
+    seconds: float
+    text: str = ""
+    minimal: Optional[dict] = None  # the minimal failing life (JSON), when one failed
+    fault: Optional[dict] = None    # its first fault: step, function, rule, what, rows, inputs, text
+
+    def __str__(self):
+        return self.text
+
+
+def _count(n, noun):
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _step_arrays(kind):
+    """The engine's host arrays: int32 CPU tensors (or numpy arrays, or lists) from lists of ints."""
+    if kind == "torch":
+        import torch
+        return lambda values: torch.tensor(values, dtype=torch.int32)
+    if kind == "numpy":
+        import numpy
+        return lambda values: numpy.asarray(values, dtype=numpy.int32)
+    return list
+
+
+def check_steps(*, chunks=None, plan=None, checkpoints=None, block_size=None, chunk_size=None, mode="all",
+                lives=1000, seed=None, arrays=None):
+    """Run requests' whole lives through the engine's functions, each step by the kernels' view.
+
+    Each life is a few requests over a few steps: chunked prefill split at
+    random, prefix hits resuming at a block boundary, and in ``mode="align"``
+    internal checkpoints planned by the planner and cut by the chunker. Every
+    step's metadata comes from the functions (chunkmeta's own where one is
+    None), and the model runs the step: every resumed row must read the state
+    after its computed tokens, and every block written must hold the state it
+    claims. The first failing life is shrunk to the fewest steps, requests and
+    tokens; ``CheckFailed`` carries it (``failed.summary.minimal``).
+
+    - ``chunks(chunk_size, num_prefills, num_computed_tokens_p_cpu,
+      query_start_loc_p_cpu[, checkpoint_offsets_p])`` returns
+      ``(cu_chunk_seqlen, seq_idx, last_chunk_indices[, checkpoint_chunk_indices])``
+      (vLLM's ``_compute_chunk_metadata``; the offsets only in align mode);
+    - ``plan(chunk_size, block_size, num_computed_tokens_p, query_start_loc_p)``
+      returns the six arrays of ``chunkmeta.mamba_checkpoint_plan`` (all mode);
+    - ``checkpoints(seq_lens, query_lens, hash_block_size, mamba_block_size,
+      checkpoint_alignment, drop_eagle_block)`` returns
+      ``(checkpoint_offsets, checkpoint_cols)`` (align mode).
+
+    ``chunk_size`` and ``block_size`` fix C and M (else drawn, M a multiple of
+    C, and shrunk too). Arrays are int32 tensors, as the engines' CPU
+    metadata is (``arrays`` as in check()).
+    """
+    if mode not in ("all", "align"):
+        raise ValueError(f"mode must be 'all' (the checkpoint plan) or 'align' (internal checkpoints), not {mode!r}")
+    for name, fn in (("chunks", chunks), ("plan", plan), ("checkpoints", checkpoints)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name} must be a function or None (chunkmeta's own), not {type(fn).__name__}")
+    for name, value in (("chunk_size", chunk_size), ("block_size", block_size)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"{name} must be a positive int or None (drawn), not {value!r}")
+    if not isinstance(lives, int) or lives < 1:
+        raise ValueError(f"lives must be a positive int, not {lives!r}")
+    make = _step_arrays(_arrays(arrays))
+    run_seed = random.SystemRandom().randrange(1 << 63) if seed is None else int(seed)
+
+    def chunks_call(c_size, computed, offsets_q, offsets):
+        extra = () if offsets is None else (list(offsets),)
+        return chunks(c_size, len(computed), make(computed), make(offsets_q), *extra)
+
+    def plan_call(c_size, m_size, computed, offsets_q):
+        return plan(c_size, m_size, make(computed), make(offsets_q))
+
+    def checkpoints_call(seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block):
+        return checkpoints(make(seq_lens), make(query_lens), hash_block_size, mamba_block_size, alignment,
+                           drop_eagle_block)
+
+    started = time.monotonic()
+    result = _chunkmeta._check_steps(chunks_call if chunks else None, plan_call if plan else None,
+                                     checkpoints_call if checkpoints else None, mode, lives, run_seed,
+                                     chunk_size, block_size)
+    seconds = time.monotonic() - started
+    names = ", ".join(f"{name}={'.'.join(_describe(fn))}" for name, fn in
+                      (("chunks", chunks), ("plan", plan), ("checkpoints", checkpoints)) if fn is not None)
+    ran = (f"{result['lives']} lives, {result['steps']} steps ({result['resumed_reads']} resumed reads, "
+           f"{result['writes']} writes, {result['checkpoints']} checkpoints) in {seconds:.2f} s, mode {mode}, "
+           f"seed {run_seed}")
+    fault = result.get("fault")
+    summary = StepsSummary(passed=fault is None, lives=result["lives"], steps=result["steps"],
+                           resumed_reads=result["resumed_reads"], writes=result["writes"],
+                           checkpoints=result["checkpoints"], seed=run_seed, seconds=seconds)
+    if fault is None:
+        summary.text = f"VERIFIED steps ({names or 'chunkmeta' + chr(39) + 's own functions'}): {ran}"
+        return summary
+    summary.minimal = json.loads(result["minimal"])
+    summary.fault = fault
+    summary.text = "\n".join([
+        f"NOT VERIFIED steps ({names or 'chunkmeta' + chr(39) + 's own functions'}): life {result['lives']} fails",
+        f"  fault:     {fault['text']}",
+        f"  life:      {result['minimal']}  (minimal: {_count(result['minimal_steps'], 'step')}, "
+        f"{_count(result['minimal_requests'], 'request')}, after {_count(result['shrink_steps'], 'shrink step')})",
+        f"  the step:  {fault['inputs']}",
+        f"  found as:  {result['found']}",
+        f"  reproduce: chunkmeta.check_steps(..., mode={mode!r}, seed={run_seed})",
+        f"  ran:       {ran}"])
+    raise CheckFailed(summary.text, summary)
 
 
 def _failure_message(fn, spec, result):

@@ -46,4 +46,5 @@ PYBIND11_MODULE(_chunkmeta, m) {
   CHUNKMETA_LIBRARY_ONLY_FOLDERS(CHUNKMETA_ADD_DROPINS_OF)
 #undef CHUNKMETA_ADD_DROPINS_OF
   add_door(m);
+  add_steps(m);
 }

@@ -27,5 +27,6 @@ CHUNKMETA_SPEC_FOLDERS(CHUNKMETA_DECLARE_ADD)
 CHUNKMETA_LIBRARY_ONLY_FOLDERS(CHUNKMETA_DECLARE_ADD)
 #undef CHUNKMETA_DECLARE_ADD
 void add_door(py::module_& m);
+void add_steps(py::module_& m);  // check_steps (steps.cpp)
 
 }  // namespace chunkmeta::python

@@ -1,0 +1,110 @@
+"""chunkmeta.check_steps: requests' whole lives through the engine's functions, each step
+run by the kernels' view. chunkmeta's own functions (and their drop-ins) live every life;
+each slip at a seam between two functions, each plausible alone, fails with a minimal life."""
+
+import pytest
+import torch
+
+import chunkmeta
+
+LIVES = 1000
+
+
+@pytest.mark.parametrize("mode", ["all", "align"])
+def test_chunkmeta_own_functions_live_a_thousand_lives(mode):
+    summary = chunkmeta.check_steps(mode=mode, lives=LIVES, seed=1)
+    assert summary.passed and summary.lives == LIVES
+    assert summary.steps > 2 * LIVES and summary.resumed_reads > LIVES
+    assert (summary.writes if mode == "all" else summary.checkpoints) > LIVES // 4
+
+
+def test_the_drop_ins_with_the_engines_signatures_live_every_life():
+    chunkmeta.check_steps(chunks=chunkmeta.compute_chunk_metadata, plan=chunkmeta.mamba_checkpoint_plan,
+                          lives=LIVES, seed=2)
+    chunkmeta.check_steps(chunks=chunkmeta.compute_chunk_metadata,
+                          checkpoints=chunkmeta.compute_mamba_prefill_checkpoints, mode="align", lives=LIVES, seed=2)
+
+
+def _minimal(most_steps, most_requests, **kwargs):
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check_steps(lives=LIVES, seed=3, **kwargs)
+    summary = failed.value.summary
+    life = summary.minimal
+    steps = max(r["first_step"] + len(r["pieces"]) for r in life["requests"])
+    assert steps <= most_steps and len(life["requests"]) <= most_requests, str(summary)
+    assert "NOT VERIFIED steps" in str(summary) and "reproduce:" in str(summary)
+    return summary
+
+
+def test_a_block_size_accepted_though_not_a_multiple_of_the_chunk_size_is_caught():
+    """vLLM #57266: a plan that checks nothing, given C = 4 and M = 6, takes states from chunk ends
+    that are not block ends."""
+    def plan_any_block_size(chunk_size, block_size, computed, offsets):
+        # chunkmeta's plan on a block size it accepts (the chunk size's multiple below), relabelled
+        return chunkmeta.mamba_checkpoint_plan(chunk_size, block_size - block_size % chunk_size, computed, offsets)
+    summary = _minimal(2, 1, plan=plan_any_block_size, chunk_size=4, block_size=6)
+    assert summary.fault["function"] == "plan"
+
+
+def test_a_state_column_computed_with_the_attention_block_size_is_caught():
+    """vLLM #53142: the column computed with another block size than the Mamba one."""
+    def plan_with_attention_block_size(chunk_size, block_size, computed, offsets):
+        return chunkmeta.mamba_checkpoint_plan(chunk_size, 2 * block_size, computed, offsets)
+    _minimal(2, 1, plan=plan_with_attention_block_size)
+
+
+def test_chunk_ends_looked_up_on_the_requests_grid_over_packed_grid_metadata_are_caught():
+    """SGLang #31833: the kernel's chunks laid on the packed batch's grid, the plan's on each request's."""
+    def packed_grid_chunks(chunk_size, num_prefills, computed, offsets):
+        cu, last, seq = chunkmeta.compute_varlen_chunk_metadata(offsets.to(torch.int64), chunk_size)
+        return cu, seq, last
+    summary = _minimal(2, 2, chunks=packed_grid_chunks)
+    assert summary.fault["rule"] in ("cache-adequate", "read")
+
+
+def test_a_checkpoint_published_where_the_chunker_did_not_cut_is_caught():
+    """The planner's offset counted from the query's start, the chunker's from the sequence's."""
+    def chunker_counting_from_the_sequence(chunk_size, num_prefills, computed, offsets, checkpoint_offsets):
+        moved = [max(1, min(o + int(c) % (int(b) - int(a)), int(b) - int(a) - 1)) if o > 0 else 0
+                 for o, c, a, b in zip(checkpoint_offsets, computed, offsets[:-1], offsets[1:])]
+        return chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, offsets, moved)
+    summary = _minimal(2, 1, chunks=chunker_counting_from_the_sequence, mode="align")
+    assert summary.fault["function"] == "chunks" and summary.fault["rule"] == "checkpoint"
+
+
+def test_a_write_plan_one_chunk_late_on_rows_resumed_off_the_grid_is_caught():
+    def late(chunk_size, block_size, computed, offsets):
+        out = [a.clone() for a in chunkmeta.mamba_checkpoint_plan(chunk_size, block_size, computed, offsets)]
+        rows, chunks = out[3], out[5]
+        for w in range(len(rows) - 1):
+            if rows[w] == rows[w + 1] and int(computed[rows[w]]) % chunk_size:
+                chunks[w] += 1
+        return out
+    summary = _minimal(2, 1, plan=late)
+    assert summary.fault["rule"] == "cache-adequate"
+
+
+def test_a_function_that_raises_is_its_own_finding_never_the_harnesss():
+    def broken(chunk_size, num_prefills, computed, offsets):
+        raise RuntimeError("no chunks today")
+    summary = _minimal(1, 1, chunks=broken)
+    assert summary.fault["rule"] == "answered" and "no chunks today" in summary.fault["what"]
+
+
+def test_the_functions_get_the_engines_int32_cpu_tensors():
+    seen = []
+
+    def chunks(chunk_size, num_prefills, computed, offsets):
+        seen.append((computed.dtype, offsets.dtype, num_prefills == len(computed)))
+        return chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, offsets)
+    chunkmeta.check_steps(chunks=chunks, lives=10, seed=4)
+    assert seen and set(seen) == {(torch.int32, torch.int32, True)}
+
+
+def test_settings_outside_their_domain_are_refused_before_anything_runs():
+    with pytest.raises(ValueError, match="mode"):
+        chunkmeta.check_steps(mode="sometimes")
+    with pytest.raises(ValueError, match="block_size"):
+        chunkmeta.check_steps(block_size=0)
+    with pytest.raises(TypeError, match="plan"):
+        chunkmeta.check_steps(plan=3)
