@@ -310,3 +310,41 @@ TEST(SpecsCommand, ListsEachSpecWithTheSignatureItsImplementationsTake) {
 
 }  // namespace
 }  // namespace chunkmeta
+
+namespace chunkmeta {
+namespace {
+
+TEST(StepsCommand, VerifiesChunkmetasOwnFunctionsAndThemThroughTheImplementationsDoorInBothModes) {
+  for (const std::string command : {"steps --seed 1 --lives 300", "steps --mode align --seed 1 --lives 300",
+                                    "steps --seed 2 --lives 300 --chunks fast --plan reference",
+                                    "steps --mode align --seed 2 --lives 300 --chunks reference --checkpoints fast"}) {
+    const auto run = run_cli(command, "");
+    EXPECT_EQ(run.exit_code, 0) << command << "\n" << run.out << run.err;
+    EXPECT_EQ(run.out.rfind("VERIFIED steps (", 0), 0u) << command << "\n" << run.out;
+    EXPECT_NE(run.out.find("300 lives"), std::string::npos) << run.out;
+  }
+}
+
+TEST(StepsCommand, RefusesWhatNoLifeCanRun) {
+  EXPECT_EQ(run_cli("steps --mode sometimes", "").exit_code, 2);
+  EXPECT_EQ(run_cli("steps --plan nonsense", "").exit_code, 2);
+  EXPECT_EQ(run_cli("steps --lives 0", "").exit_code, 2);
+}
+
+#ifdef CHUNKMETA_MUTANT_PLUGIN
+TEST(StepsCommand, ReportsAPlanSlipWithAMinimalLifeAndHowToReproduceIt) {
+  const std::string plan = std::string("plugin:") + CHUNKMETA_MUTANT_PLUGIN + "#final-write-for-rows-without-tokens";
+  const auto run = run_cli("steps --seed 1 --plan " + plan, "");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(run.out.rfind("NOT VERIFIED steps (plan=" + plan + ")", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("life:      {\"block_size\":1,\"chunk_size\":1,\"mode\":\"all\",\"requests\":[{\"first_step\":0,"
+                         "\"pieces\":[0],\"prefix_hit\":0}]}  (minimal: 1 step, 1 request"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("reproduce: chunkmeta steps --mode all --seed 1 --plan '" + plan + "'"), std::string::npos)
+      << run.out;
+}
+#endif
+
+}  // namespace
+}  // namespace chunkmeta

@@ -700,10 +700,6 @@ class StepsSummary:
         return self.text
 
 
-def _count(n, noun):
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _step_arrays(kind):
     """The engine's host arrays: int32 CPU tensors (or numpy arrays, or lists) from lists of ints."""
     if kind == "torch":
@@ -766,34 +762,23 @@ def check_steps(*, chunks=None, plan=None, checkpoints=None, block_size=None, ch
         return checkpoints(make(seq_lens), make(query_lens), hash_block_size, mamba_block_size, alignment,
                            drop_eagle_block)
 
-    started = time.monotonic()
-    result = _chunkmeta._check_steps(chunks_call if chunks else None, plan_call if plan else None,
-                                     checkpoints_call if checkpoints else None, mode, lives, run_seed,
-                                     chunk_size, block_size)
-    seconds = time.monotonic() - started
     names = ", ".join(f"{name}={'.'.join(_describe(fn))}" for name, fn in
                       (("chunks", chunks), ("plan", plan), ("checkpoints", checkpoints)) if fn is not None)
-    ran = (f"{result['lives']} lives, {result['steps']} steps ({result['resumed_reads']} resumed reads, "
-           f"{result['writes']} writes, {result['checkpoints']} checkpoints) in {seconds:.2f} s, mode {mode}, "
-           f"seed {run_seed}")
+    sizes = "".join(f", {name}={value}" for name, value in (("chunk_size", chunk_size), ("block_size", block_size))
+                    if value is not None)
+    result = _chunkmeta._check_steps(chunks_call if chunks else None, plan_call if plan else None,
+                                     checkpoints_call if checkpoints else None, mode, lives, run_seed,
+                                     chunk_size, block_size, names or "chunkmeta's own functions",
+                                     f"chunkmeta.check_steps(..., mode={mode!r}{sizes}, seed={run_seed})")
     fault = result.get("fault")
     summary = StepsSummary(passed=fault is None, lives=result["lives"], steps=result["steps"],
                            resumed_reads=result["resumed_reads"], writes=result["writes"],
-                           checkpoints=result["checkpoints"], seed=run_seed, seconds=seconds)
+                           checkpoints=result["checkpoints"], seed=run_seed, seconds=result["seconds"],
+                           text=result["text"])
     if fault is None:
-        summary.text = f"VERIFIED steps ({names or 'chunkmeta' + chr(39) + 's own functions'}): {ran}"
         return summary
     summary.minimal = json.loads(result["minimal"])
     summary.fault = fault
-    summary.text = "\n".join([
-        f"NOT VERIFIED steps ({names or 'chunkmeta' + chr(39) + 's own functions'}): life {result['lives']} fails",
-        f"  fault:     {fault['text']}",
-        f"  life:      {result['minimal']}  (minimal: {_count(result['minimal_steps'], 'step')}, "
-        f"{_count(result['minimal_requests'], 'request')}, after {_count(result['shrink_steps'], 'shrink step')})",
-        f"  the step:  {fault['inputs']}",
-        f"  found as:  {result['found']}",
-        f"  reproduce: chunkmeta.check_steps(..., mode={mode!r}, seed={run_seed})",
-        f"  ran:       {ran}"])
     raise CheckFailed(summary.text, summary)
 
 

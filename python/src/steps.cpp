@@ -4,6 +4,8 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+
 #include "chunkmeta/steps/steps.hpp"
 #include "module.hpp"
 
@@ -98,15 +100,20 @@ void add_steps(py::module_& m) {
       "_check_steps",
       [](py::object chunks, py::object plan, py::object checkpoints, const std::string& mode, std::int64_t lives,
          std::uint64_t seed, std::optional<std::int64_t> chunk_size, std::optional<std::int64_t> block_size,
-         std::int64_t max_requests, std::int64_t max_steps) {
+         const std::string& functions_named, const std::string& reproduce, std::int64_t max_requests,
+         std::int64_t max_steps) {
         DrawOptions options;
         options.mode = mode == "align" ? Mode::align : Mode::all;
         options.chunk_size = chunk_size;
         options.block_size = block_size;
         options.max_requests = max_requests;
         options.max_steps = max_steps;
+        const auto started = std::chrono::steady_clock::now();
         const CheckResult result = check(functions_of(chunks, plan, checkpoints), lives, seed, options);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         py::dict out;
+        out["text"] = report(result, options.mode, functions_named, seconds, reproduce);
+        out["seconds"] = seconds;
         out["lives"] = result.lives;
         out["steps"] = result.tally.steps;
         out["resumed_reads"] = result.tally.resumed_reads;
@@ -114,17 +121,14 @@ void add_steps(py::module_& m) {
         out["checkpoints"] = result.tally.checkpoints;
         out["seed"] = result.seed;
         if (result.minimal) {
-          out["found"] = to_json(*result.found);
           out["minimal"] = to_json(result.minimal->life);
-          out["minimal_steps"] = result.minimal->life.steps();
-          out["minimal_requests"] = result.minimal->life.rows();
-          out["shrink_steps"] = result.minimal->steps_taken;
           out["fault"] = fault_dict(result.minimal->fault);
         }
         return out;
       },
       py::arg("chunks"), py::arg("plan"), py::arg("checkpoints"), py::arg("mode"), py::arg("lives"), py::arg("seed"),
-      py::arg("chunk_size"), py::arg("block_size"), py::arg("max_requests") = 4, py::arg("max_steps") = 5);
+      py::arg("chunk_size"), py::arg("block_size"), py::arg("functions_named"), py::arg("reproduce"),
+      py::arg("max_requests") = 4, py::arg("max_steps") = 5);
 }
 
 }  // namespace chunkmeta::python

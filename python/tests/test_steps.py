@@ -56,7 +56,8 @@ def test_a_state_column_computed_with_the_attention_block_size_is_caught():
 def test_chunk_ends_looked_up_on_the_requests_grid_over_packed_grid_metadata_are_caught():
     """SGLang #31833: the kernel's chunks laid on the packed batch's grid, the plan's on each request's."""
     def packed_grid_chunks(chunk_size, num_prefills, computed, offsets):
-        cu, last, seq = chunkmeta.compute_varlen_chunk_metadata(offsets.to(torch.int64), chunk_size)
+        starts = offsets.to(torch.int64)  # the prefills' offsets, sliced after the decodes': from 0, as vLLM calls it
+        cu, last, seq = chunkmeta.compute_varlen_chunk_metadata(starts - starts[0], chunk_size)
         return cu, seq, last
     summary = _minimal(2, 2, chunks=packed_grid_chunks)
     assert summary.fault["rule"] in ("cache-adequate", "read")

@@ -1,5 +1,6 @@
 // Lives: drawn at random, shrunk to the fewest steps, rows and tokens that still fail, and run by the thousand.
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "chunkmeta/steps/steps.hpp"
@@ -7,12 +8,14 @@
 namespace chunkmeta::steps {
 namespace {
 
+constexpr std::int64_t kLargestTokens = 2147483647;  // a row's tokens fit in int32, as in every engine
+
 std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
 }
 bool one_in(std::mt19937_64& rng, int n) { return uniform(rng, 1, n) == 1; }
 
-// Tokens for one step of a request: few, about a chunk, about a block, several blocks, exactly on the grid.
+// Tokens for one step of a request (at least one): few, about a chunk, about a block, several blocks, exactly on the grid.
 std::int64_t draw_piece(std::mt19937_64& rng, std::int64_t chunk, std::int64_t block) {
   switch (uniform(rng, 0, 5)) {
     case 0: return uniform(rng, 1, 3);
@@ -31,6 +34,12 @@ Life compacted(Life life) {
   for (const auto& r : life.requests) first = std::min(first, r.first_step);
   for (auto& r : life.requests) r.first_step -= first;
   return life;
+}
+
+std::vector<std::int64_t> towards_zero(std::int64_t value) {
+  std::vector<std::int64_t> values;
+  for (std::int64_t step = value; step > 0; step /= 2) values.push_back(value - step);
+  return values;
 }
 
 std::vector<std::int64_t> towards_one(std::int64_t value) {
@@ -78,10 +87,10 @@ std::vector<Life> smaller(const Life& life, bool sizes_fixed) {
       --earlier.requests[i].first_step;
       add(earlier);
     }
-    if (request.prefix_hit > 0) {  // less resumed from the cache
-      for (std::int64_t hit : {std::int64_t{0}, request.prefix_hit - life.block_size}) {
+    if (request.prefix_hit > 0) {  // less resumed from the cache: fewer whole blocks, halving the distance to none
+      for (std::int64_t blocks : towards_zero(request.prefix_hit / life.block_size)) {
         Life less = life;
-        less.requests[i].prefix_hit = hit;
+        less.requests[i].prefix_hit = blocks * life.block_size;
         add(less);
       }
     }
@@ -107,12 +116,18 @@ std::vector<Life> smaller(const Life& life, bool sizes_fixed) {
       add(half);
     }
   }
+  if (life.decode_tokens > 0) {  // no decodes before the prefills
+    Life none = life;
+    none.decode_tokens = 0;
+    add(none);
+  }
   if (life.mode == Mode::align) {  // the planner's simplest settings
-    for (auto setting : {&Life::checkpoint_alignment, &Life::hash_block_size}) {
-      Life simpler = life;
-      simpler.*setting = setting == &Life::checkpoint_alignment ? 1 : life.block_size;
-      add(simpler);
-    }
+    Life aligned = life;
+    aligned.checkpoint_alignment = 1;
+    add(aligned);
+    Life hashed = life;
+    hashed.hash_block_size = life.block_size;
+    add(hashed);
     if (life.drop_eagle_block) {
       Life kept = life;
       kept.drop_eagle_block = false;
@@ -133,9 +148,11 @@ std::string to_json(const Life& life) {
                          {"block_size", life.block_size}};
   if (life.mode == Mode::align) {
     json["hash_block_size"] = life.hash_block_size;
-    json["checkpoint_alignment"] = life.checkpoint_alignment;
+    json["checkpoint_alignment"] =
+        life.checkpoint_alignment ? nlohmann::json(*life.checkpoint_alignment) : nlohmann::json(nullptr);
     json["drop_eagle_block"] = life.drop_eagle_block;
   }
+  if (life.decode_tokens > 0) json["decode_tokens"] = life.decode_tokens;
   json["requests"] = std::move(requests);
   return json.dump();
 }
@@ -143,23 +160,35 @@ std::string to_json(const Life& life) {
 Life draw(std::mt19937_64& rng, const DrawOptions& options) {
   Life life;
   life.mode = options.mode;
-  life.chunk_size = options.chunk_size.value_or(std::int64_t{1} << uniform(rng, 0, 4));
+  // Chunk sizes are powers of two in the engines, but nothing requires it (c % C is not c & (C - 1)).
+  const std::int64_t chunk_sizes[] = {1, 2, 3, 4, 6, 8, 16};
+  life.chunk_size = options.chunk_size.value_or(chunk_sizes[uniform(rng, 0, 6)]);
   life.block_size = options.block_size.value_or(life.chunk_size * uniform(rng, 1, 4));
   const std::int64_t block = life.block_size;
   life.hash_block_size = block % 2 == 0 && one_in(rng, 2) ? block / 2 : block;
   const std::int64_t alignments[] = {1, life.chunk_size, life.hash_block_size};
-  life.checkpoint_alignment = alignments[uniform(rng, 0, 2)];
+  life.checkpoint_alignment = one_in(rng, 6) ? std::nullopt : std::optional(alignments[uniform(rng, 0, 2)]);
   life.drop_eagle_block = one_in(rng, 4);
+  life.decode_tokens = one_in(rng, 2) ? 0 : uniform(rng, 1, 5);
   const std::int64_t requests = uniform(rng, 1, options.max_requests);
   for (std::int64_t r = 0; r < requests; ++r) {
     Request request;
     request.first_step = uniform(rng, 0, options.max_steps - 1);
     request.prefix_hit = one_in(rng, 2) ? 0 : block * uniform(rng, 1, 3);
+    // A long prompt resumed in the last blocks before 2^31 tokens: its pieces then end at 2^31 - 1 at most.
+    if (one_in(rng, 16)) request.prefix_hit = std::max<std::int64_t>(0, (kLargestTokens / block - uniform(rng, 0, 2)) * block);
+    std::int64_t room = kLargestTokens - request.prefix_hit;
     const std::int64_t pieces = uniform(rng, 1, options.max_steps - request.first_step);
     for (std::int64_t j = 0; j < pieces; ++j) {
+      if (one_in(rng, 10)) {  // in the batch with no new tokens this step (its row writes nothing)
+        request.pieces.push_back(0);
+        continue;
+      }
       // align mode checkpoints only where a step starts on the hash grid: half its steps are whole blocks
-      request.pieces.push_back(life.mode == Mode::align && one_in(rng, 2) ? block * uniform(rng, 1, 3)
-                                                                          : draw_piece(rng, life.chunk_size, block));
+      const std::int64_t piece = life.mode == Mode::align && one_in(rng, 2) ? block * uniform(rng, 1, 3)
+                                                                            : draw_piece(rng, life.chunk_size, block);
+      request.pieces.push_back(std::min(piece, room));
+      room -= request.pieces.back();
     }
     life.requests.push_back(std::move(request));
   }
@@ -200,6 +229,31 @@ CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t 
     }
   }
   return result;
+}
+
+std::string report(const CheckResult& result, Mode mode, const std::string& functions, double seconds,
+                   const std::string& reproduce) {
+  const auto count = [](std::int64_t n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  };
+  const Tally& t = result.tally;
+  char elapsed[32];
+  std::snprintf(elapsed, sizeof elapsed, "%.2f", seconds);
+  const std::string ran = (result.lives == 1 ? std::string("1 life") : std::to_string(result.lives) + " lives") + ", " + count(t.steps, "step") + " (" +
+                          count(t.resumed_reads, "resumed read") + ", " + count(t.writes, "write") + ", " +
+                          count(t.checkpoints, "checkpoint") + ") in " + elapsed + " s, mode " + to_string(mode) +
+                          ", seed " + std::to_string(result.seed);
+  if (!result.minimal) return "VERIFIED steps (" + functions + "): " + ran;
+  const Shrunk& minimal = *result.minimal;
+  return "NOT VERIFIED steps (" + functions + "): life " + std::to_string(result.lives) + " fails\n" +
+         "  fault:     " + to_string(minimal.fault) + "\n" +
+         "  life:      " + to_json(minimal.life) + "  (minimal: " + count(minimal.life.steps(), "step") + ", " +
+         count(static_cast<std::int64_t>(minimal.life.rows()), "request") + ", after " +
+         count(minimal.steps_taken, "shrink step") + ")\n" +
+         "  the step:  " + minimal.fault.inputs + "\n" +
+         "  found as:  " + to_json(*result.found) + "\n" +
+         "  reproduce: " + reproduce + "\n" +
+         "  ran:       " + ran;
 }
 
 }  // namespace chunkmeta::steps

@@ -11,8 +11,32 @@ namespace {
 
 using kernel_view::State;
 
-// The cache: (request, block) -> the state it holds. States name requests, not a step's rows.
-using Cache = std::map<std::pair<std::int64_t, std::int64_t>, State>;
+// The cache: (request, block) -> the state it holds. A prefix hit's blocks were written right by an
+// earlier request with that prefix; they are known without being stored (a hit reaches 2^31 tokens).
+class Cache {
+ public:
+  explicit Cache(const Life& life) : block_(life.block_size) {
+    for (const auto& request : life.requests) {
+      hit_blocks_.push_back(life.mode == Mode::all ? request.prefix_hit / block_ : 0);
+      // align mode keeps the running state only: the block holding the hit's last token
+      hit_running_.push_back(life.mode == Mode::align && request.prefix_hit > 0 ? (request.prefix_hit - 1) / block_ : -1);
+      hits_.push_back(request.prefix_hit);
+    }
+  }
+  std::optional<State> held(std::int64_t request, std::int64_t block) const {
+    if (const auto it = written_.find({request, block}); it != written_.end()) return it->second;
+    const auto r = static_cast<std::size_t>(request);
+    if (block >= 0 && block < hit_blocks_[r]) return State{request, (block + 1) * block_};
+    if (block == hit_running_[r]) return State{request, hits_[r]};
+    return std::nullopt;
+  }
+  void write(std::int64_t request, std::int64_t block, State state) { written_[{request, block}] = state; }
+
+ private:
+  std::int64_t block_;
+  std::vector<std::int64_t> hit_blocks_, hit_running_, hits_;
+  std::map<std::pair<std::int64_t, std::int64_t>, State> written_;
+};
 
 std::string state_words(State state) { return kernel_view::to_string(state, "request"); }
 
@@ -32,6 +56,7 @@ struct Step {
 
 Step step_of(const Life& life, std::int64_t t) {
   Step step;
+  step.query_start_loc = {life.decode_tokens};
   for (std::size_t r = 0; r < life.requests.size(); ++r) {
     const Request& request = life.requests[r];
     const std::int64_t j = t - request.first_step;
@@ -54,23 +79,6 @@ std::string rows_words(const Step& step) {
   return words;
 }
 
-// The cache a life starts with: each prefix hit's blocks, written right by an earlier request with that prefix.
-Cache seeded(const Life& life) {
-  Cache cache;
-  const std::int64_t block = life.block_size;
-  for (std::size_t r = 0; r < life.requests.size(); ++r) {
-    const auto request = static_cast<std::int64_t>(r);
-    const std::int64_t hit = life.requests[r].prefix_hit;
-    if (hit <= 0) continue;
-    if (life.mode == Mode::all) {
-      for (std::int64_t b = 0; (b + 1) * block <= hit; ++b) cache[{request, b}] = State{request, (b + 1) * block};
-    } else {
-      cache[{request, (hit - 1) / block}] = State{request, hit};
-    }
-  }
-  return cache;
-}
-
 // Every resumed row reads the state after its computed tokens from the block it names.
 std::optional<kernel_view::Fault> read_fault(const Step& step, const Cache& cache,
                                              const std::function<std::int64_t(std::size_t)>& block_read) {
@@ -79,11 +87,10 @@ std::optional<kernel_view::Fault> read_fault(const Step& step, const Cache& cach
     if (computed == 0) continue;  // the zero state: nothing is read
     const std::int64_t request = step.request_of[row];
     const std::int64_t block = block_read(row);
-    const auto held = cache.find({request, block});
+    const auto held = cache.held(request, block);
     const State wanted{request, computed};
-    if (held != cache.end() && held->second == wanted) continue;
-    const std::string holds =
-        held == cache.end() ? "which no step has written" : "which holds " + state_words(held->second);
+    if (held == wanted) continue;
+    const std::string holds = !held ? "which no step has written" : "which holds " + state_words(*held);
     return kernel_view::Fault{"read",
                               "row " + std::to_string(row) + " (request " + std::to_string(request) +
                                   ") resumes after " + std::to_string(computed) + " tokens from its block " +
@@ -135,7 +142,7 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
   Tally& counted = tally != nullptr ? *tally : ignored;
   const std::int64_t chunk = life.chunk_size;
   const std::int64_t block = life.block_size;
-  Cache cache = seeded(life);
+  Cache cache(life);
   const std::int64_t steps = life.steps();
   for (std::int64_t t = 0; t < steps; ++t) {
     const Step step = step_of(life, t);
@@ -168,7 +175,8 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
       }
       offsets.assign(plan.checkpoint_offsets.begin(), plan.checkpoint_offsets.end());
       columns = plan.checkpoint_cols;
-      // Lockstep: a published column is a checkpoint the chunker is asked to cut, and only then.
+      // Lockstep: a published column is a checkpoint the chunker is asked to cut, and only then; the
+      // kernel exports a checkpoint only where its alignment lets it (none: nowhere).
       for (std::size_t row = 0; row < step.rows(); ++row) {
         const std::int64_t o = offsets[row];
         const std::int64_t n = step.tokens(row);
@@ -176,7 +184,11 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
         const std::int64_t running = (s - 1) / block;                                 // the final state's block
         const std::int64_t read = step.computed[row] > 0 ? (step.computed[row] - 1) / block : -1;
         std::string wrong;
-        if (o < 0 || (o > 0 && o >= n)) {
+        const auto& alignment = life.checkpoint_alignment;
+        if (o > 0 && (!alignment || o % *alignment != 0)) {
+          wrong = "a checkpoint after " + std::to_string(o) + " of its new tokens is planned, which the kernel cannot "
+                  "export: " + (alignment ? "its alignment is " + std::to_string(*alignment) : "it has no alignment");
+        } else if (o < 0 || (o > 0 && o >= n)) {
           wrong = "its checkpoint offset " + std::to_string(o) + " is not inside its " + std::to_string(n) + " tokens";
         } else if (o == 0 && columns[row] != -1) {
           wrong = "block " + std::to_string(columns[row]) +
@@ -205,7 +217,12 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
     std::optional<PlanOutput> plan;
     if (life.mode == Mode::all) {
       auto planned = functions.plan(PlanInput{chunk, block, step.computed, step.query_start_loc});
-      if (auto why = why_none(planned)) return fault("plan", no_answer("plan", *why));
+      // A block size that is not a multiple of the chunk size is a configuration to refuse (no chunk need end
+      // on a block boundary): refused, the life ends there, rightly; accepted, its writes are judged.
+      if (auto why = why_none(planned)) {
+        if (block % chunk != 0) return std::nullopt;
+        return fault("plan", no_answer("plan", *why));
+      }
       plan = std::move(std::get<PlanOutput>(planned));
       made["block_idx_last_computed_token"] = plan->block_idx_last_computed_token;
       made["write_row"] = plan->write_row;
@@ -234,7 +251,7 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
       for (std::size_t w = 0; w < plan->write_row.size(); ++w) {
         const auto row = static_cast<std::size_t>(plan->write_row[w]);
         const auto k = static_cast<std::size_t>(plan->write_chunk[w]);
-        cache[{step.request_of[row], plan->write_block[w]}] = step.of_request(scanned.ends[k]);
+        cache.write(step.request_of[row], plan->write_block[w], step.of_request(scanned.ends[k]));
       }
       counted.writes += static_cast<std::int64_t>(plan->write_row.size());
       continue;
@@ -252,12 +269,12 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
       const std::int64_t request = step.request_of[row];
       if (offsets[row] > 0) {
         const auto k = static_cast<std::size_t>(chunks.checkpoint_chunk_indices[row]);
-        cache[{request, columns[row]}] = step.of_request(scanned.ends[k]);
+        cache.write(request, columns[row], step.of_request(scanned.ends[k]));
         ++counted.checkpoints;
       }
       if (step.tokens(row) > 0) {
         const std::int64_t s = step.computed[row] + step.tokens(row);
-        cache[{request, (s - 1) / block}] = State{request, s};  // kernel-adequate: the row ended at s
+        cache.write(request, (s - 1) / block, State{request, s});  // kernel-adequate: the row ended at s
       }
     }
   }

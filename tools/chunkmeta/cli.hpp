@@ -71,5 +71,6 @@ Command add_replay_command(CLI::App& app, const harness::ResolveOptions& resolve
 Command add_keep_command(CLI::App& app);
 std::vector<Command> add_fuzz_commands(CLI::App& app, const harness::ResolveOptions& resolve);
 Command add_plugin_table_command(CLI::App& app);
+Command add_steps_command(CLI::App& app, const harness::ResolveOptions& resolve);
 
 }  // namespace chunkmeta::cli

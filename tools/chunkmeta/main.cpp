@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   for (auto& command : cli::add_verification_commands(app, resolve)) commands.push_back(std::move(command));
   commands.push_back(cli::add_specs_command(app));
   commands.push_back(cli::add_replay_command(app, resolve));
+  commands.push_back(cli::add_steps_command(app, resolve));
   commands.push_back(cli::add_keep_command(app));
   for (auto& command : cli::add_fuzz_commands(app, resolve)) commands.push_back(std::move(command));
   commands.push_back(cli::add_plugin_table_command(app));

@@ -31,7 +31,7 @@ const char* to_string(Mode mode);
 struct Request {
   std::int64_t first_step = 0;          // the step it first runs at; it runs at consecutive steps
   std::int64_t prefix_hit = 0;          // tokens resumed from the cache (a multiple of the block size)
-  std::vector<std::int64_t> pieces;     // tokens scheduled at each of its steps, each >= 1
+  std::vector<std::int64_t> pieces;     // tokens scheduled at each of its steps (0: in the batch with none)
   friend bool operator==(const Request&, const Request&) = default;
 };
 
@@ -41,8 +41,11 @@ struct Life {
   std::int64_t block_size = 8;   // M (the Mamba block size)
   // align mode: the planner's inputs (Part 6)
   std::int64_t hash_block_size = 8;
-  std::int64_t checkpoint_alignment = 1;
+  std::optional<std::int64_t> checkpoint_alignment = 1;  // none: the backend cannot export a checkpoint
   bool drop_eagle_block = false;
+  // Tokens of decode rows packed before the prefills at every step: query_start_loc starts there (vLLM
+  // slices the prefills' offsets out of the whole batch's), and only differences may be read.
+  std::int64_t decode_tokens = 0;
   std::vector<Request> requests;
   std::int64_t steps() const;   // the last step any request runs at, plus one
   std::size_t rows() const { return requests.size(); }
@@ -70,7 +73,8 @@ struct PlanOutput {
 };
 struct CheckpointsInput {
   std::vector<std::int64_t> seq_lens, query_lens;
-  std::int64_t hash_block_size, mamba_block_size, checkpoint_alignment;
+  std::int64_t hash_block_size, mamba_block_size;
+  std::optional<std::int64_t> checkpoint_alignment;
   bool drop_eagle_block;
 };
 struct CheckpointsOutput {
@@ -137,5 +141,11 @@ struct CheckResult {
   std::uint64_t seed = 0;
 };
 CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t seed, const DrawOptions& options);
+
+// A run's report, as check_steps() and `chunkmeta steps` print it: "VERIFIED steps (...)" with what
+// the lives did, or "NOT VERIFIED steps (...)" with the fault, the minimal life, the step's inputs and
+// outputs, the life as found, and `reproduce` (the caller's command for the same run).
+std::string report(const CheckResult& result, Mode mode, const std::string& functions, double seconds,
+                   const std::string& reproduce);
 
 }  // namespace chunkmeta::steps
