@@ -104,6 +104,24 @@ TEST(CallBudget, ConfirmsALongCallsTimeoutWithTwiceTheLimitThatRanOutWithinTheCe
   }
 }
 
+TEST(CallBudget, CountsACutAsPastTheTimeoutExactlyWhenItsSizeGaveItMoreThanTheTimeoutOutsideAConfirmation) {
+  for (double timeout : kTimeouts) {
+    for (double larger : kHowMuchLarger) {
+      CallBudget budget = measured_up_to(timeout, Cost{0, 1e-3, 1}, 2048);
+      const double units = 2048 * larger;
+      SCOPED_TRACE("timeout " + std::to_string(timeout) + ", " + std::to_string(units) + " units");
+      // Past the timeout: its own confirmation (the run loop does not ask it again with up to 10x the timeout).
+      EXPECT_EQ(budget.past_the_timeout(units), budget.limit(units) > timeout);
+      // A confirmation's limit is forced: never past the timeout by size.
+      budget.confirming(budget.limit(units), units, [&] {
+        EXPECT_FALSE(budget.past_the_timeout(units));
+        return 0;
+      });
+    }
+  }
+  EXPECT_FALSE(CallBudget(0).past_the_timeout(1e9));  // no timeout: no limit to be past
+}
+
 // A confirmation of a workload `larger` times the largest measured, after its limit ran out, answering in its cost.
 std::string growth_of(const Cost& cost, double largest, double larger) {
   CallBudget budget = measured_up_to(10, cost, largest);

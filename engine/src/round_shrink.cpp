@@ -207,8 +207,8 @@ bool Round::unconfirmed_timeout(const Counterexample& cx) const {
   // A program found idle with its answer due is stuck: no longer limit changes that. Once the run
   // is interrupted, the doors answer with the reference: a timeout is then reported as it stands
   // ("not fully shrunk (interrupted)"), never withdrawn by an answer that was not the program's.
-  return cx.finding.kind == harness::FindingKind::timed_out && !cx.finding.idle && impl_.confirm &&
-         !timeout_confirmed_before() && !interrupted();
+  return cx.finding.kind == harness::FindingKind::timed_out && !cx.finding.idle && !cx.finding.cut_past_the_timeout &&
+         impl_.confirm && !timeout_confirmed_before() && !interrupted();
 }
 
 std::optional<Failure> Round::asked_again(Failure failure) {

@@ -57,6 +57,7 @@ Finding finding_of(const Misbehaviour& misbehaviour, std::optional<Outcome> expe
   Finding finding{misbehaviour.kind, printable_line(misbehaviour.summary), std::move(expected), std::nullopt,
                   std::nullopt,      std::nullopt,         printable_lines(misbehaviour.detail)};
   finding.idle = misbehaviour.idle;
+  finding.cut_past_the_timeout = misbehaviour.cut_past_the_timeout;
   return finding;
 }
 

@@ -185,6 +185,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
                                          "gave no answer within " + std::to_string(timeout).substr(0, 5) + " s" + why +
                                              " (killed; it may be stuck, or waiting for input after skipping a line)");
       hang.limit_seconds = timeout;
+      hang.cut_past_the_timeout = !s.awaiting_first_answer && s.budget.past_the_timeout(pending_units);
       hang.asked_twice = answers.size() == timed_out_once;
       s.budget.explain_cut(hang, pending_units);  // a cost that grows faster than the work is named so, not a hang
       return fail(std::move(hang), true);

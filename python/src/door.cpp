@@ -384,6 +384,7 @@ Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Worklo
       Misbehaviour hang{FindingKind::timed_out, std::string("gave no answer within ") + seconds + " s" + why + "; cut short",
                         ""};
       hang.limit_seconds = budget;
+      hang.cut_past_the_timeout = state.budget.past_the_timeout(units);
       state.budget.explain_cut(hang, units);  // a cost that grows faster than the work is named so, not a hang
       return hang;
     }

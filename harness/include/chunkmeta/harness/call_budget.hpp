@@ -61,6 +61,8 @@ class CallBudget {
   // inside confirming(), kept for cost_growth() only (a confirmation teaches the policy nothing).
   void measured(double units, double seconds);
   void cut_short() { cut_before_ = true; }
+  // A limit past the timeout, given by the call's size (not a confirmation's): a cut there is confirmed.
+  bool past_the_timeout(double units) const { return timeout_ > 0 && forced_ <= 0 && limit(units) > timeout_; }
   void set_shrinking(bool shrinking) { shrinking_ = shrinking; }
   bool shrinking() const { return shrinking_; }
   // Shrinking a hang: most candidates the shrink sends hang too.

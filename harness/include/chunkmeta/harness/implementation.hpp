@@ -59,6 +59,9 @@ struct Misbehaviour {
   // timed_out: it sat idle (no CPU, nothing running) with its answer due: stuck, not slow, so no
   // longer limit can change it (the run loop does not ask it again).
   bool idle = false;
+  // timed_out: cut at a limit past the timeout, given by its size (10x what its size predicts): asking
+  // again with a longer limit would wait up to 10x the timeout once more, so the cut is its own confirmation.
+  bool cut_past_the_timeout = false;
 };
 
 // What an implementation gives back for one workload.

@@ -31,6 +31,7 @@ struct Finding {
   std::optional<InvariantViolation> invariant;
   std::string detail;  // a misbehaviour's evidence (stderr, the printed line), else empty
   bool idle = false;   // timed_out while idle: stuck (Misbehaviour::idle), confirmed as it is
+  bool cut_past_the_timeout = false;  // timed_out past the timeout, by its size (Misbehaviour's): confirmed as it is
   // The kernels' view of the actual output (SPEC Part 8), for a spec that has
   // one: its first fault, or none when every state is the one it claims.
   bool states_judged = false;
