@@ -87,12 +87,14 @@ Answer<PlanOutput> plan_for_any_block_size(const PlanInput& in) {
     const std::int64_t first_piece = std::min(realign, n);
     const std::int64_t chunks = n == 0 ? (c % chunk == 0 ? 0 : 1)
                                        : (first_piece > 0 ? 1 : 0) + (n - first_piece + chunk - 1) / chunk;
+    const std::int64_t first_block = c / block;
+    const std::int64_t last_block = std::max<std::int64_t>((s + block - 1) / block - 1, 0);
+    out.block_idx_first_scheduled_token.push_back(static_cast<std::int32_t>(first_block));
+    out.block_idx_last_scheduled_token.push_back(static_cast<std::int32_t>(last_block));
     if (n == 0) {
       first_chunk += chunks;
       continue;
     }
-    const std::int64_t first_block = c / block;
-    const std::int64_t last_block = std::max<std::int64_t>((s + block - 1) / block - 1, 0);
     for (std::int64_t b = first_block; b < last_block; ++b) {
       const std::int64_t k = first_chunk + block / chunk - 1 - (c % block) / chunk + (b - first_block) * (block / chunk);
       out.write_row.push_back(static_cast<std::int32_t>(r));

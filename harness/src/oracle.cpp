@@ -66,7 +66,7 @@ std::optional<Finding> judge(const Spec& spec, const Workload& workload, const A
 }
 
 OutputVerdict verdict_on(const Spec& spec, const Workload& workload, const Arrays& arrays) {
-  return {spec.check_invariants(workload, arrays), spec.kernels_view(workload, arrays)};
+  return spec.verdict_on(workload, arrays);
 }
 
 std::optional<Finding> judge(const Spec& spec, const Workload& workload, const Answer& answer, const Outcome& expected,

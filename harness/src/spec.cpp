@@ -6,6 +6,10 @@ namespace chunkmeta::harness {
 
 std::optional<kernel_view::Fault> Spec::kernels_view(const Workload&, const Arrays&, bool) const { return std::nullopt; }
 
+OutputVerdict Spec::verdict_on(const Workload& workload, const Arrays& arrays) const {
+  return {check_invariants(workload, arrays), kernels_view(workload, arrays)};
+}
+
 const Input* Spec::input(Slot slot) const {
   for (const auto& each : inputs()) {
     if (each.slot == slot) return &each;

@@ -700,6 +700,22 @@ class StepsSummary:
         return self.text
 
 
+def _step_ints(value, name, what):
+    """A one-dimensional array of integers (a tensor, a numpy array, a sequence) as a list of ints."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        if "int" not in str(dtype):
+            raise TypeError(f"{what} {name} is {dtype}, not an integer array")
+        if getattr(value, "ndim", 1) != 1:
+            raise TypeError(f"{what} {name} has {value.ndim} dimensions, not 1")
+        value = value.tolist()
+    values = list(value)
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{what} {name} holds {v!r} ({type(v).__name__}), not an integer")
+    return [int(v) for v in values]
+
+
 def _step_arrays(kind):
     """The engine's host arrays: int32 CPU tensors (or numpy arrays, or lists) from lists of ints."""
     if kind == "torch":
@@ -743,33 +759,69 @@ def check_steps(*, chunks=None, plan=None, checkpoints=None, block_size=None, ch
     for name, fn in (("chunks", chunks), ("plan", plan), ("checkpoints", checkpoints)):
         if fn is not None and not callable(fn):
             raise TypeError(f"{name} must be a function or None (chunkmeta's own), not {type(fn).__name__}")
+    # A function the mode never calls would be named in a VERIFIED it took no part in.
+    if mode == "all" and checkpoints is not None:
+        raise ValueError("checkpoints= is align mode's planner; mode='all' runs the chunker and the plan")
+    if mode == "align" and plan is not None:
+        raise ValueError("plan= is all mode's write plan; mode='align' runs the planner and the chunker")
+    largest = _chunkmeta._STEPS_LARGEST_SIZE
     for name, value in (("chunk_size", chunk_size), ("block_size", block_size)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise ValueError(f"{name} must be a positive int or None (drawn), not {value!r}")
-    if not isinstance(lives, int) or lives < 1:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= largest):
+            raise ValueError(f"{name} must be an int from 1 to {largest} or None (drawn), not {value!r}")
+    if not isinstance(lives, int) or isinstance(lives, bool) or lives < 1:
         raise ValueError(f"lives must be a positive int, not {lives!r}")
-    make = _step_arrays(_arrays(arrays))
-    run_seed = random.SystemRandom().randrange(1 << 63) if seed is None else int(seed)
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 1 << 64):
+        raise ValueError(f"seed must be an int from 0 to 2**64 - 1 or None (a random one), not {seed!r}")
+    if arrays not in (None, "torch", "numpy", "lists"):
+        raise ValueError(f"arrays must be 'torch', 'numpy', 'lists' or None (what is installed), not {arrays!r}")
+    kind = _arrays(arrays)
+    make = _step_arrays(kind)
+    run_seed = random.SystemRandom().randrange(1 << 63) if seed is None else seed
+
+    def called(function, name, arguments, inputs, outputs):
+        """function(*arguments), its outputs as lists of ints; what it changed in its inputs is its fault."""
+        result = function(*arguments)
+        for input_name, value, sent in inputs:
+            now = _step_ints(value, input_name, "its input")
+            if now != sent:
+                raise RuntimeError(f"{name} changed its input {input_name}: it was sent {sent}, it holds {now} "
+                                   "after the call (the engine's next reader gets that)")
+        if result is None or isinstance(result, (str, bytes, dict)):
+            raise TypeError(f"{name} returned {type(result).__name__}, not a sequence of {outputs} arrays")
+        result = list(result)
+        if len(result) != outputs:
+            raise TypeError(f"{name} returned {len(result)} outputs, not {outputs}")
+        return [_step_ints(output, f"output {k}", "an output") for k, output in enumerate(result)]
 
     def chunks_call(c_size, computed, offsets_q, offsets):
-        extra = () if offsets is None else (list(offsets),)
-        return chunks(c_size, len(computed), make(computed), make(offsets_q), *extra)
+        arguments = [c_size, len(computed), make(computed), make(offsets_q)]
+        inputs = [("num_computed_tokens_p_cpu", arguments[2], computed), ("query_start_loc_p_cpu", arguments[3], offsets_q)]
+        if offsets is not None:
+            arguments.append(list(offsets))
+            inputs.append(("checkpoint_offsets_p", arguments[4], list(offsets)))
+        return called(chunks, "chunks", arguments, inputs, 3 if offsets is None else 4)
 
     def plan_call(c_size, m_size, computed, offsets_q):
-        return plan(c_size, m_size, make(computed), make(offsets_q))
+        arguments = [c_size, m_size, make(computed), make(offsets_q)]
+        return called(plan, "plan", arguments, [("num_computed_tokens_p", arguments[2], computed),
+                                                ("query_start_loc_p", arguments[3], offsets_q)], 6)
 
     def checkpoints_call(seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block):
-        return checkpoints(make(seq_lens), make(query_lens), hash_block_size, mamba_block_size, alignment,
-                           drop_eagle_block)
+        arguments = [make(seq_lens), make(query_lens), hash_block_size, mamba_block_size, alignment, drop_eagle_block]
+        return called(checkpoints, "checkpoints", arguments, [("seq_lens", arguments[0], seq_lens),
+                                                              ("query_lens", arguments[1], query_lens)], 2)
 
     names = ", ".join(f"{name}={'.'.join(_describe(fn))}" for name, fn in
                       (("chunks", chunks), ("plan", plan), ("checkpoints", checkpoints)) if fn is not None)
     sizes = "".join(f", {name}={value}" for name, value in (("chunk_size", chunk_size), ("block_size", block_size))
                     if value is not None)
-    result = _chunkmeta._check_steps(chunks_call if chunks else None, plan_call if plan else None,
-                                     checkpoints_call if checkpoints else None, mode, lives, run_seed,
+    settings = "".join(f", {name}={value!r}" for name, value, default in
+                       (("lives", lives, 1000), ("arrays", arrays, None)) if value != default)
+    result = _chunkmeta._check_steps(chunks_call if chunks is not None else None,
+                                     plan_call if plan is not None else None,
+                                     checkpoints_call if checkpoints is not None else None, mode, lives, run_seed,
                                      chunk_size, block_size, names or "chunkmeta's own functions",
-                                     f"chunkmeta.check_steps(..., mode={mode!r}{sizes}, seed={run_seed})")
+                                     f"chunkmeta.check_steps(..., mode={mode!r}{sizes}{settings}, seed={run_seed})")
     fault = result.get("fault")
     summary = StepsSummary(passed=fault is None, lives=result["lives"], steps=result["steps"],
                            resumed_reads=result["resumed_reads"], writes=result["writes"],

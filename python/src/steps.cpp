@@ -29,7 +29,15 @@ Answer<Output> answered(Call&& call) {
     return call();
   } catch (py::error_already_set& error) {
     if (error.matches(PyExc_KeyboardInterrupt)) throw;
-    return std::string(error.what());
+    // The exception's type and words, on one line (no traceback: the step and its inputs say where).
+    std::string words = py::str(error.type().attr("__name__")).cast<std::string>() + ": ";
+    try {
+      words += py::str(error.value()).cast<std::string>();
+    } catch (py::error_already_set&) {
+      words += "(its text could not be read)";
+    }
+    for (char& c : words) c = c == '\n' ? ' ' : c;
+    return words;
   } catch (const py::cast_error& error) {
     return std::string("an output is not a sequence of integers: ") + error.what();
   }
@@ -63,8 +71,8 @@ Functions functions_of(const py::object& chunks, const py::object& plan, const p
     functions.plan = [plan](const PlanInput& in) {
       return answered<PlanOutput>([&] {
         const auto out = outputs(plan(in.chunk_size, in.block_size, in.num_computed_tokens, in.query_start_loc), 6, "plan");
-        return PlanOutput{ints<std::int32_t>(out[0]), ints<std::int32_t>(out[3]), ints<std::int32_t>(out[4]),
-                          ints<std::int32_t>(out[5])};
+        return PlanOutput{ints<std::int32_t>(out[0]), ints<std::int32_t>(out[1]), ints<std::int32_t>(out[2]),
+                          ints<std::int32_t>(out[3]), ints<std::int32_t>(out[4]), ints<std::int32_t>(out[5])};
       });
     };
   }
@@ -96,6 +104,7 @@ py::dict fault_dict(const Fault& fault) {
 }  // namespace
 
 void add_steps(py::module_& m) {
+  m.attr("_STEPS_LARGEST_SIZE") = kLargestSize;
   m.def(
       "_check_steps",
       [](py::object chunks, py::object plan, py::object checkpoints, const std::string& mode, std::int64_t lives,

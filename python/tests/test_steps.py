@@ -109,3 +109,72 @@ def test_settings_outside_their_domain_are_refused_before_anything_runs():
         chunkmeta.check_steps(block_size=0)
     with pytest.raises(TypeError, match="plan"):
         chunkmeta.check_steps(plan=3)
+
+
+def test_a_function_the_mode_never_calls_is_refused_not_named_in_a_verdict():
+    with pytest.raises(ValueError, match="align mode's planner"):
+        chunkmeta.check_steps(checkpoints=chunkmeta.compute_mamba_prefill_checkpoints)
+    with pytest.raises(ValueError, match="all mode's write plan"):
+        chunkmeta.check_steps(plan=chunkmeta.mamba_checkpoint_plan, mode="align")
+
+
+def test_a_callable_that_is_falsy_is_still_the_function_called():
+    class Empty:
+        def __len__(self):
+            return 0
+
+        def __call__(self, *arguments):
+            raise RuntimeError("called")
+    summary = _minimal(1, 1, plan=Empty())
+    assert "called" in summary.fault["what"]
+
+
+def _own_plan_but(change):
+    def plan(chunk_size, block_size, computed, offsets):
+        out = [a.clone() for a in chunkmeta.mamba_checkpoint_plan(chunk_size, block_size, computed, offsets)]
+        change(out)
+        return out
+    return plan
+
+
+def test_the_plans_scheduled_blocks_are_judged_too():
+    summary = _minimal(1, 1, plan=_own_plan_but(lambda out: out[2].fill_(12345)))
+    assert summary.fault["rule"] == "position" and "block_idx_last_scheduled_token" in summary.fault["what"]
+
+
+def test_outputs_that_are_not_integer_arrays_and_inputs_changed_in_place_are_the_functions_faults():
+    def float_chunks(chunk_size, num_prefills, computed, offsets):
+        return [a.to(torch.float32) for a in chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed,
+                                                                             offsets)]
+    assert "not an integer array" in _minimal(1, 1, chunks=float_chunks).fault["what"]
+
+    def zeroing_chunks(chunk_size, num_prefills, computed, offsets):
+        result = chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, offsets)
+        computed.zero_()
+        return result
+    assert "changed its input num_computed_tokens_p_cpu" in _minimal(2, 1, chunks=zeroing_chunks).fault["what"]
+
+
+def test_a_chunker_is_judged_even_where_the_plan_rightly_refuses_the_block_size():
+    def one_token_too_many(chunk_size, num_prefills, computed, offsets):
+        cu, seq, last = (a.clone() for a in chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed,
+                                                                            offsets))
+        cu[-1] += 1
+        return cu, seq, last
+    summary = _minimal(1, 1, chunks=one_token_too_many, chunk_size=4, block_size=6)
+    assert summary.fault["function"] == "chunks"
+
+
+@pytest.mark.parametrize("slip", ["column past the row's end", "checkpoint off the hash grid"])
+def test_a_planner_publishing_where_no_prefix_ends_is_caught(slip):
+    def planner(seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block):
+        offsets, cols = (a.clone() for a in chunkmeta.compute_mamba_prefill_checkpoints(
+            seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block))
+        planned = offsets > 0
+        if slip == "column past the row's end":
+            cols[planned] += 10**6
+        else:
+            offsets[planned & (offsets > 1)] -= 1
+        return offsets, cols
+    summary = _minimal(2, 1, checkpoints=planner, mode="align")
+    assert summary.fault["rule"] == "checkpoint"

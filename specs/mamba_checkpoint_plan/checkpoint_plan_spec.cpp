@@ -19,8 +19,14 @@ using checkpoint::Plan;
 
 enum Output : std::size_t { last_computed, first_scheduled, last_scheduled, write_row, write_block, write_chunk };
 
-// Invariants 1-4 of the contract on the six arrays, for a valid workload.
-std::optional<InvariantViolation> plan_invariants(const Workload& w, const Arrays& arrays) {
+// Part 1's chunks of the plan's batch, which both judges read: the plan is defined by them (its invariants),
+// and its writes store the scan's states over them (its kernels' view). chunkmeta's own fast implementation,
+// proved equal to the reference by the mamba spec: computed once for both verdicts (Spec::verdict_on).
+Result<ChunkMetadata> part1_chunks(const Workload& w) { return chunkmeta::fast(view_of(w)); }
+
+// Invariants 1-4 of the contract on the six arrays, for a valid workload, against Part 1's chunks.
+std::optional<InvariantViolation> plan_invariants(const Workload& w, const Arrays& arrays,
+                                                  const Result<ChunkMetadata>& metadata) {
   const auto rows = static_cast<std::int64_t>(w.rows());
   if (arrays.size() != 6) return Violation(1, "position", -1, -1) << arrays.size() << " arrays; the outputs are six";
   for (std::size_t a = last_computed; a <= last_scheduled; ++a) {
@@ -33,7 +39,6 @@ std::optional<InvariantViolation> plan_invariants(const Workload& w, const Array
     return Violation(2, "count", -1, -1) << "write_row, write_block and write_chunk have " << writes << ", "
                                          << arrays[write_block].size() << " and " << arrays[write_chunk].size()
                                          << " entries; they are parallel";
-  const auto metadata = chunkmeta::reference(view_of(w));
   if (!metadata.ok()) return Violation(1, "position", -1, -1) << "Mamba's metadata refuses the workload";
   const auto& cu = metadata.value().cu_chunk_seqlen;
   const auto& seq = metadata.value().seq_idx;
@@ -185,10 +190,17 @@ class CheckpointPlanSpec final : public Spec {
   }
   Outcome reference(const Workload& w) const override { return as_outcome(checkpoint::reference(checkpoint_view(w))); }
   std::optional<kernel_view::Fault> kernels_view(const Workload& w, const Arrays& arrays, bool /*with_cache*/) const override {
+    return plan_states(w, arrays, part1_chunks(w));
+  }
+  OutputVerdict verdict_on(const Workload& w, const Arrays& arrays) const override {
+    const auto chunks = part1_chunks(w);
+    return {plan_invariants(w, arrays, chunks), plan_states(w, arrays, chunks)};
+  }
+  // The plan judged by what its blocks end up holding: the states the writes store are the scan's over
+  // Part 1's chunks of the same batch.
+  std::optional<kernel_view::Fault> plan_states(const Workload& w, const Arrays& arrays,
+                                                const Result<ChunkMetadata>& chunks) const {
     if (auto missing = too_few_outputs(*this, arrays, 6)) return missing;
-    // The states the writes store are the scan's over Part 1's chunks of the same batch (chunkmeta's own, proved
-    // right by the mamba spec): the plan is judged by what its blocks end up holding.
-    const auto chunks = chunkmeta::fast(view_of(w));
     if (!chunks.ok()) return std::nullopt;
     const ChunkMetadata& m = chunks.value();
     const kernel_view::Batch batch = batch_of(w, true);
@@ -202,7 +214,7 @@ class CheckpointPlanSpec final : public Spec {
            "initial state from the block that holds the state after its computed tokens";
   }
   std::optional<InvariantViolation> check_invariants(const Workload& w, const Arrays& arrays) const override {
-    return plan_invariants(w, arrays);
+    return plan_invariants(w, arrays, part1_chunks(w));
   }
   Result<std::vector<std::vector<std::int64_t>>> write_into(const Workload& w, std::span<const std::int64_t> sizes,
                                                             std::int64_t fill) const override {

@@ -56,12 +56,21 @@ std::vector<Life> smaller(const Life& life, bool sizes_fixed) {
     if (!candidate.requests.empty() && candidate != life) out.push_back(std::move(candidate));
   };
   const std::int64_t steps = life.steps();
-  if (steps > 1) {  // without the last step, then without the first
+  if (steps > 1) {  // without the last step, then without the first (its requests start a step later)
     Life last = life;
     for (auto& r : last.requests) {
       while (r.first_step + static_cast<std::int64_t>(r.pieces.size()) > steps - 1 && !r.pieces.empty()) r.pieces.pop_back();
     }
     add(last);
+    Life first = life;
+    for (auto& r : first.requests) {
+      if (r.first_step == 0 && !r.pieces.empty()) {
+        r.pieces.erase(r.pieces.begin());
+      } else {
+        --r.first_step;
+      }
+    }
+    add(first);
   }
   for (std::size_t i = 0; i < life.requests.size(); ++i) {  // a request fewer
     Life without = life;
@@ -223,8 +232,15 @@ CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t 
     if (auto fault = run(life, functions, &result.tally)) {
       ++result.lives;
       result.found = life;
+      // A failure must fail again (a function that crashes at random, or keeps state between calls, need not).
+      if (!run(life, functions)) {
+        result.flaky = true;
+        result.minimal = Shrunk{std::move(life), std::move(*fault), 0};
+        return result;
+      }
       const bool sizes_fixed = options.chunk_size.has_value() || options.block_size.has_value();
       result.minimal = shrink(std::move(life), std::move(*fault), functions, sizes_fixed);
+      if (!run(result.minimal->life, functions)) result.flaky = true;
       return result;
     }
   }
@@ -245,11 +261,14 @@ std::string report(const CheckResult& result, Mode mode, const std::string& func
                           ", seed " + std::to_string(result.seed);
   if (!result.minimal) return "VERIFIED steps (" + functions + "): " + ran;
   const Shrunk& minimal = *result.minimal;
+  const std::string status =
+      result.flaky ? "flaky: it failed once and passed when run again (a race, state kept between calls, randomness)"
+                   : "minimal: " + count(minimal.life.steps(), "step") + ", " +
+                         count(static_cast<std::int64_t>(minimal.life.rows()), "request") + ", after " +
+                         count(minimal.steps_taken, "shrink step");
   return "NOT VERIFIED steps (" + functions + "): life " + std::to_string(result.lives) + " fails\n" +
          "  fault:     " + to_string(minimal.fault) + "\n" +
-         "  life:      " + to_json(minimal.life) + "  (minimal: " + count(minimal.life.steps(), "step") + ", " +
-         count(static_cast<std::int64_t>(minimal.life.rows()), "request") + ", after " +
-         count(minimal.steps_taken, "shrink step") + ")\n" +
+         "  life:      " + to_json(minimal.life) + "  (" + status + ")\n" +
          "  the step:  " + minimal.fault.inputs + "\n" +
          "  found as:  " + to_json(*result.found) + "\n" +
          "  reproduce: " + reproduce + "\n" +

@@ -32,7 +32,8 @@ Functions own_functions() {
         checkpoint::plan(checkpoint::View64{in.chunk_size, in.block_size, in.num_computed_tokens, in.query_start_loc});
     if (!result) return result.error().message();
     const auto& out = result.value();
-    return PlanOutput{copied(out.block_idx_last_computed_token), copied(out.write_row), copied(out.write_block),
+    return PlanOutput{copied(out.block_idx_last_computed_token), copied(out.block_idx_first_scheduled_token),
+                      copied(out.block_idx_last_scheduled_token), copied(out.write_row), copied(out.write_block),
                       copied(out.write_chunk)};
   };
   functions.checkpoints = [](const CheckpointsInput& in) -> Answer<CheckpointsOutput> {

@@ -40,6 +40,10 @@ class Cache {
 
 std::string state_words(State state) { return kernel_view::to_string(state, "request"); }
 
+std::string count_of(std::int64_t n, const std::string& noun, const std::string& nouns) {
+  return std::to_string(n) + " " + (n == 1 ? noun : nouns);
+}
+
 // One step: its rows (the requests running at it, in request order) and their batch.
 struct Step {
   std::vector<std::int64_t> request_of;  // row -> request
@@ -93,7 +97,7 @@ std::optional<kernel_view::Fault> read_fault(const Step& step, const Cache& cach
     const std::string holds = !held ? "which no step has written" : "which holds " + state_words(*held);
     return kernel_view::Fault{"read",
                               "row " + std::to_string(row) + " (request " + std::to_string(request) +
-                                  ") resumes after " + std::to_string(computed) + " tokens from its block " +
+                                  ") resumes after " + count_of(computed, "token", "tokens") + " from its block " +
                                   std::to_string(block) + ", " + holds + "; it needs " + state_words(wanted),
                               static_cast<std::int64_t>(row), -1};
   }
@@ -112,8 +116,8 @@ kernel_view::Fault no_answer(const std::string& function, const std::string& why
 
 kernel_view::Fault shape_fault(const std::string& array, std::size_t size, std::size_t rows) {
   return kernel_view::Fault{"shape",
-                            array + " has " + std::to_string(size) + " entries for a step of " + std::to_string(rows) +
-                                " rows",
+                            array + " has " + count_of(static_cast<std::int64_t>(size), "entry", "entries") +
+                                " for a step of " + count_of(static_cast<std::int64_t>(rows), "row", "rows"),
                             -1, -1};
 }
 
@@ -131,7 +135,8 @@ std::int64_t Life::steps() const {
 
 std::string to_string(const Fault& fault) {
   std::string text = "step " + std::to_string(fault.step) + ": ";
-  if (!fault.function.empty()) text += "the " + fault.function + " function's output: ";
+  // (A function that gave no output is named by the fault's own words.)
+  if (!fault.function.empty() && fault.fault.rule != "answered") text += "the " + fault.function + " function's output: ";
   text += kernel_view::to_string(fault.fault);
   if (!fault.rows.empty()) text += " (" + fault.rows + ")";
   return text;
@@ -189,17 +194,22 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
           wrong = "a checkpoint after " + std::to_string(o) + " of its new tokens is planned, which the kernel cannot "
                   "export: " + (alignment ? "its alignment is " + std::to_string(*alignment) : "it has no alignment");
         } else if (o < 0 || (o > 0 && o >= n)) {
-          wrong = "its checkpoint offset " + std::to_string(o) + " is not inside its " + std::to_string(n) + " tokens";
+          wrong = "its checkpoint offset " + std::to_string(o) + " is not inside its " + count_of(n, "token", "tokens");
+        } else if (o > 0 && (step.computed[row] + o) % life.hash_block_size != 0) {
+          wrong = "its checkpoint after " + count_of(step.computed[row] + o, "token", "tokens") +
+                  " is not at a hash block boundary (" + std::to_string(life.hash_block_size) +
+                  "): no prefix the cache names ends there";
         } else if (o == 0 && columns[row] != -1) {
           wrong = "block " + std::to_string(columns[row]) +
                   " is published as a checkpoint, but no checkpoint is cut (offset 0): it would be served holding "
                   "a state never computed";
-        } else if (o > 0 && (columns[row] < 0 || columns[row] == running || columns[row] == read)) {
-          wrong = "its checkpoint after " + std::to_string(step.computed[row] + o) + " tokens goes to column " +
+        } else if (o > 0 && (columns[row] < 0 || columns[row] >= running || columns[row] == read)) {
+          wrong = "its checkpoint after " + count_of(step.computed[row] + o, "token", "tokens") + " goes to column " +
                   std::to_string(columns[row]) +
-                  (columns[row] < 0 ? ", which is no block"
-                                    : ", the block its running state is " +
-                                          std::string(columns[row] == running ? "written to" : "read from"));
+                  (columns[row] < 0        ? ", which is no block"
+                   : columns[row] > running ? ", past the block its last token is in (" + std::to_string(running) + ")"
+                                            : ", the block its running state is " +
+                                                  std::string(columns[row] == running ? "written to" : "read from"));
         }
         if (!wrong.empty()) {
           return fault("checkpoints", kernel_view::Fault{"checkpoint", "row " + std::to_string(row) + ": " + wrong,
@@ -220,7 +230,12 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
       // A block size that is not a multiple of the chunk size is a configuration to refuse (no chunk need end
       // on a block boundary): refused, the life ends there, rightly; accepted, its writes are judged.
       if (auto why = why_none(planned)) {
-        if (block % chunk != 0) return std::nullopt;
+        if (block % chunk != 0) {  // the chunker's output is still judged: the scan from the rows' own states
+          const kernel_view::Scan scanned =
+              kernel_view::scan(batch, chunk, {chunks.cu_chunk_seqlen, chunks.seq_idx, chunks.last_chunk_indices});
+          if (scanned.fault) return fault("chunks", *scanned.fault);
+          return std::nullopt;
+        }
         return fault("plan", no_answer("plan", *why));
       }
       plan = std::move(std::get<PlanOutput>(planned));
@@ -228,9 +243,32 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
       made["write_row"] = plan->write_row;
       made["write_block"] = plan->write_block;
       made["write_chunk"] = plan->write_chunk;
-      if (plan->block_idx_last_computed_token.size() != step.rows()) {
-        return fault("plan", shape_fault("block_idx_last_computed_token", plan->block_idx_last_computed_token.size(),
-                                         step.rows()));
+      made["block_idx_first_scheduled_token"] = plan->block_idx_first_scheduled_token;
+      made["block_idx_last_scheduled_token"] = plan->block_idx_last_scheduled_token;
+      for (const auto& [name, array] : {std::pair{"block_idx_last_computed_token", &plan->block_idx_last_computed_token},
+                                        {"block_idx_first_scheduled_token", &plan->block_idx_first_scheduled_token},
+                                        {"block_idx_last_scheduled_token", &plan->block_idx_last_scheduled_token}}) {
+        if (array->size() != step.rows()) return fault("plan", shape_fault(name, array->size(), step.rows()));
+      }
+      // The blocks the step's tokens fall in, which the kernel's block table is indexed by: the first
+      // scheduled token's, and the last's (the row's final state's).
+      for (std::size_t row = 0; row < step.rows(); ++row) {
+        const std::int64_t c = step.computed[row];
+        const std::int64_t s = c + step.tokens(row);
+        const std::int64_t first = c / block;
+        const std::int64_t last = s == 0 ? 0 : (s - 1) / block;
+        std::string wrong;
+        if (plan->block_idx_first_scheduled_token[row] != first) {
+          wrong = "block_idx_first_scheduled_token is " + std::to_string(plan->block_idx_first_scheduled_token[row]) +
+                  "; its token " + std::to_string(c) + " is in block " + std::to_string(first);
+        } else if (plan->block_idx_last_scheduled_token[row] != last) {
+          wrong = "block_idx_last_scheduled_token is " + std::to_string(plan->block_idx_last_scheduled_token[row]) +
+                  "; its last token " + std::to_string(s - 1) + " is in block " + std::to_string(last);
+        }
+        if (!wrong.empty()) {
+          return fault("plan", kernel_view::Fault{"position", "row " + std::to_string(row) + ": " + wrong,
+                                                  static_cast<std::int64_t>(row), -1});
+        }
       }
     }
     // The step's start: every resumed row reads its state, from the plan's block (all) or its running block (align).

@@ -19,7 +19,11 @@ std::variant<Json, std::string> ask(const harness::Implementation& impl, Json in
   }
   const harness::Answer answer = impl.compute(std::get<harness::SpecWorkload>(parsed).workload);
   if (const auto* m = std::get_if<harness::Misbehaviour>(&answer)) {
-    return std::string(harness::to_string(m->kind)) + ": " + m->summary + (m->detail.empty() ? "" : " (" + m->detail + ")");
+    // One line: the evidence's lines joined (a fault's words are a line of the report).
+    std::string detail;
+    for (char c : m->detail) detail += c == '\n' ? std::string(" | ") : std::string(1, c);
+    while (detail.size() >= 3 && detail.compare(detail.size() - 3, 3, " | ") == 0) detail.resize(detail.size() - 3);
+    return std::string(harness::to_string(m->kind)) + ": " + m->summary + (detail.empty() ? "" : " [" + detail + "]");
   }
   const auto& outcome = std::get<harness::Outcome>(answer);
   if (!outcome) return outcome.error().message();
@@ -61,7 +65,9 @@ Functions functions_of(const Implementations& implementations) {
                             {"num_computed_tokens", in.num_computed_tokens}, {"query_start_loc", in.query_start_loc}});
       if (auto* why = std::get_if<std::string>(&out)) return *why;
       const Json& o = std::get<Json>(out);
-      return PlanOutput{array<std::int32_t>(o, "block_idx_last_computed_token"), array<std::int32_t>(o, "write_row"),
+      return PlanOutput{array<std::int32_t>(o, "block_idx_last_computed_token"),
+                        array<std::int32_t>(o, "block_idx_first_scheduled_token"),
+                        array<std::int32_t>(o, "block_idx_last_scheduled_token"), array<std::int32_t>(o, "write_row"),
                         array<std::int32_t>(o, "write_block"), array<std::int32_t>(o, "write_chunk")};
     };
   }

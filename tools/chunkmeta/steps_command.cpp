@@ -40,7 +40,25 @@ std::optional<Implementation> one_implementation(const std::string& spec_name, c
   return chosen->front();
 }
 
+// A word as a shell reads it back: single-quoted, a quote inside as '\''.
+std::string shell_quoted(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 int run_steps(const StepsOptions& chosen, harness::ResolveOptions resolve) {
+  // A function the mode never calls would be named in a VERIFIED it took no part in.
+  if (chosen.mode == "all" && !chosen.checkpoints.empty()) {
+    std::cerr << "chunkmeta steps: --checkpoints is align mode's planner; mode all runs the chunker and the plan "
+                 "(--mode align to run it)\n";
+    return kExitUsage;
+  }
+  if (chosen.mode == "align" && !chosen.plan.empty()) {
+    std::cerr << "chunkmeta steps: --plan is all mode's write plan; mode align runs the planner and the chunker "
+                 "(--mode all to run it)\n";
+    return kExitUsage;
+  }
   resolve.timeout_seconds = chosen.timeout;
   resolve.valid_only = true;  // every step a life sends is valid input
   const bool align = chosen.mode == "align";
@@ -67,11 +85,13 @@ int run_steps(const StepsOptions& chosen, harness::ResolveOptions resolve) {
   options.block_size = chosen.block_size;
   const std::uint64_t seed = chosen.seed.value_or(std::random_device{}());
   std::string reproduce = "chunkmeta steps --mode " + chosen.mode + " --seed " + std::to_string(seed);
+  if (chosen.lives != StepsOptions{}.lives) reproduce += " --lives " + std::to_string(chosen.lives);
   if (chosen.chunk_size) reproduce += " --chunk-size " + std::to_string(*chosen.chunk_size);
   if (chosen.block_size) reproduce += " --block-size " + std::to_string(*chosen.block_size);
+  if (chosen.timeout != StepsOptions{}.timeout) reproduce += " --timeout " + std::to_string(chosen.timeout);
   for (const auto& [flag, text] : {std::pair{"--chunks", chosen.chunks}, {"--plan", chosen.plan},
                                    {"--checkpoints", chosen.checkpoints}}) {
-    if (!text.empty()) reproduce += std::string(" ") + flag + " '" + text + "'";
+    if (!text.empty()) reproduce += std::string(" ") + flag + " " + shell_quoted(text);
   }
   const auto started = std::chrono::steady_clock::now();
   const steps::CheckResult result = steps::check(functions, chosen.lives, seed, options);
@@ -97,9 +117,10 @@ Command add_steps_command(CLI::App& app, const harness::ResolveOptions& resolve)
   cmd->add_option("--lives", chosen->lives, "How many lives (default 1000)")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", chosen->seed, "The run's seed (default: a random one, printed)")
       ->check(digits_only("--seed"));
-  cmd->add_option("--chunk-size", chosen->chunk_size, "C for every life (default: drawn)")->check(CLI::PositiveNumber);
-  cmd->add_option("--block-size", chosen->block_size, "M for every life (default: drawn, a multiple of C)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--chunk-size", chosen->chunk_size, "C for every life, 1 to 2^20 (default: drawn)")
+      ->check(CLI::Range(std::int64_t{1}, steps::kLargestSize));
+  cmd->add_option("--block-size", chosen->block_size, "M for every life, 1 to 2^20 (default: drawn, a multiple of C)")
+      ->check(CLI::Range(std::int64_t{1}, steps::kLargestSize));
   cmd->add_option("--chunks", chosen->chunks, "The chunker: an implementation of mamba (all mode) or "
                                               "mamba.checkpointed_chunks (align mode). " + implementation_help());
   cmd->add_option("--plan", chosen->plan, "The write plan: an implementation of mamba.checkpoint_plan");

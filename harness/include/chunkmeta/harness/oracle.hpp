@@ -77,10 +77,6 @@ std::optional<Finding> compare_outcomes(const Spec& spec, const Outcome& expecte
 
 // What a spec's own checks say of a valid workload's outputs: its invariants,
 // then the kernels' view (the first of each, or none).
-struct OutputVerdict {
-  std::optional<InvariantViolation> invariant;
-  std::optional<kernel_view::Fault> state_fault{};
-};
 OutputVerdict verdict_on(const Spec& spec, const Workload& workload, const Arrays& arrays);
 
 // The differential oracle: `answer` against the spec's reference, then its

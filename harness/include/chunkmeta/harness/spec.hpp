@@ -63,6 +63,12 @@ struct InvariantViolation {
 };
 std::ostream& operator<<(std::ostream& os, const InvariantViolation& violation);
 
+// What the invariants and the kernels' view say of one output (each: none when it holds).
+struct OutputVerdict {
+  std::optional<InvariantViolation> invariant;
+  std::optional<kernel_view::Fault> state_fault{};
+};
+
 class Spec {
  public:
   virtual ~Spec() = default;
@@ -101,6 +107,9 @@ class Spec {
                                                          bool with_cache = true) const;
   // What kernels_view judges, in a sentence for reports and docs.
   virtual std::string_view kernels_view_covers() const { return {}; }
+  // Both verdicts on an output of a valid workload: check_invariants and kernels_view. A spec whose two
+  // judges need the same computation (another spec's output, say) gives both from one.
+  virtual OutputVerdict verdict_on(const Workload& workload, const Arrays& arrays) const;
   bool has_kernels_view() const { return !kernels_view_covers().empty(); }
   // The name of this spec's outputs judged by the kernels' view alone ("kernel.mamba2_chunks"), or "": a
   // formulation of the same inputs and outputs, any way of computing which a kernel runs right passes

@@ -69,7 +69,8 @@ struct PlanInput {
   std::vector<std::int64_t> num_computed_tokens, query_start_loc;
 };
 struct PlanOutput {
-  std::vector<std::int32_t> block_idx_last_computed_token, write_row, write_block, write_chunk;
+  std::vector<std::int32_t> block_idx_last_computed_token, block_idx_first_scheduled_token,
+      block_idx_last_scheduled_token, write_row, write_block, write_chunk;
 };
 struct CheckpointsInput {
   std::vector<std::int64_t> seq_lens, query_lens;
@@ -115,6 +116,10 @@ struct Tally {
 std::optional<Fault> run(const Life& life, const Functions& functions, Tally* tally = nullptr);
 
 // Random lives: a few requests over a few steps, random splits, prefix hits at block boundaries.
+// The largest chunk or block size a life is drawn with (engines use up to a few thousand): a life's
+// pieces run up to 3 blocks, so a step's tokens stay far inside int32.
+inline constexpr std::int64_t kLargestSize = std::int64_t{1} << 20;
+
 struct DrawOptions {
   Mode mode = Mode::all;
   std::optional<std::int64_t> chunk_size, block_size;  // drawn (M a multiple of C) unless given
@@ -138,6 +143,7 @@ struct CheckResult {
   Tally tally;                       // what the steps run in them did
   std::optional<Life> found;         // the life that failed first, as drawn
   std::optional<Shrunk> minimal;
+  bool flaky = false;                // the failing life passed when run again (then not shrunk, or not kept)
   std::uint64_t seed = 0;
 };
 CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t seed, const DrawOptions& options);
