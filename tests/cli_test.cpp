@@ -341,7 +341,8 @@ TEST(StepsCommand, ReportsAPlanSlipWithAMinimalLifeAndHowToReproduceIt) {
                          "\"pieces\":[0],\"prefix_hit\":0}]}  (minimal: 1 step, 1 request"),
             std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("reproduce: chunkmeta steps --mode all --seed 1 --plan '" + plan + "'"), std::string::npos)
+  // The plugin's path needs no quotes (harness::shell_quote quotes only a word a shell would split or expand).
+  EXPECT_NE(run.out.find("reproduce: chunkmeta steps --mode all --seed 1 --plan " + plan + "\n"), std::string::npos)
       << run.out;
 }
 #endif

@@ -3,11 +3,18 @@
 // read into the scan's three arrays.
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 
 #include "chunkmeta/kernel_view/kernel_view.hpp"
 #include "words.hpp"
 
 namespace chunkmeta::kernel_view {
+
+std::string count_words(std::int64_t count, const std::string& noun) {
+  if (count == 1) return "1 " + noun;
+  const bool y = noun.size() > 1 && noun.back() == 'y' && std::string_view("aeiou").find(noun[noun.size() - 2]) == std::string_view::npos;
+  return std::to_string(count) + " " + (y ? noun.substr(0, noun.size() - 1) + "ies" : noun + "s");
+}
 
 std::string to_string(State state, const char* unit) {
   if (state.bad()) return "a BAD state";

@@ -13,11 +13,6 @@ inline std::string span_words(std::int64_t begin, std::int64_t end) {
   return std::to_string(begin) + ".." + std::to_string(end - 1);
 }
 
-// "1 chunk", "3 chunks".
-inline std::string count_words(std::int64_t count, const std::string& noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
-
 // The same as a count of tokens: "token 9", "tokens 9..12", "no token".
 inline std::string tokens_words(std::int64_t begin, std::int64_t end) {
   if (end <= begin) return "no token";

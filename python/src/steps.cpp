@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "chunkmeta/harness/printable.hpp"
 #include "chunkmeta/steps/steps.hpp"
 #include "module.hpp"
 
@@ -36,8 +37,7 @@ Answer<Output> answered(Call&& call) {
     } catch (py::error_already_set&) {
       words += "(its text could not be read)";
     }
-    for (char& c : words) c = c == '\n' ? ' ' : c;
-    return words;
+    return harness::printable_line(words);
   } catch (const py::cast_error& error) {
     return std::string("an output is not a sequence of integers: ") + error.what();
   }

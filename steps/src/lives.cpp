@@ -36,15 +36,10 @@ Life compacted(Life life) {
   return life;
 }
 
-std::vector<std::int64_t> towards_zero(std::int64_t value) {
+// `target`, then values halving the distance back toward `value` (none when value <= target).
+std::vector<std::int64_t> towards(std::int64_t value, std::int64_t target) {
   std::vector<std::int64_t> values;
-  for (std::int64_t step = value; step > 0; step /= 2) values.push_back(value - step);
-  return values;
-}
-
-std::vector<std::int64_t> towards_one(std::int64_t value) {
-  std::vector<std::int64_t> values;
-  for (std::int64_t step = value - 1; step > 0; step /= 2) values.push_back(value - step);
+  for (std::int64_t step = value - target; step > 0; step /= 2) values.push_back(value - step);
   return values;
 }
 
@@ -97,14 +92,14 @@ std::vector<Life> smaller(const Life& life, bool sizes_fixed) {
       add(earlier);
     }
     if (request.prefix_hit > 0) {  // less resumed from the cache: fewer whole blocks, halving the distance to none
-      for (std::int64_t blocks : towards_zero(request.prefix_hit / life.block_size)) {
+      for (std::int64_t blocks : towards(request.prefix_hit / life.block_size, 0)) {
         Life less = life;
         less.requests[i].prefix_hit = blocks * life.block_size;
         add(less);
       }
     }
     for (std::size_t j = 0; j < request.pieces.size(); ++j) {  // fewer tokens in a step
-      for (std::int64_t value : towards_one(request.pieces[j])) {
+      for (std::int64_t value : towards(request.pieces[j], 1)) {
         Life fewer = life;
         fewer.requests[i].pieces[j] = value;
         add(fewer);
@@ -249,23 +244,21 @@ CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t 
 
 std::string report(const CheckResult& result, Mode mode, const std::string& functions, double seconds,
                    const std::string& reproduce) {
-  const auto count = [](std::int64_t n, const std::string& noun) {
-    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-  };
+  using kernel_view::count_words;
   const Tally& t = result.tally;
   char elapsed[32];
   std::snprintf(elapsed, sizeof elapsed, "%.2f", seconds);
-  const std::string ran = (result.lives == 1 ? std::string("1 life") : std::to_string(result.lives) + " lives") + ", " + count(t.steps, "step") + " (" +
-                          count(t.resumed_reads, "resumed read") + ", " + count(t.writes, "write") + ", " +
-                          count(t.checkpoints, "checkpoint") + ") in " + elapsed + " s, mode " + to_string(mode) +
+  const std::string ran = (result.lives == 1 ? std::string("1 life") : std::to_string(result.lives) + " lives") + ", " + count_words(t.steps, "step") + " (" +
+                          count_words(t.resumed_reads, "resumed read") + ", " + count_words(t.writes, "write") + ", " +
+                          count_words(t.checkpoints, "checkpoint") + ") in " + elapsed + " s, mode " + to_string(mode) +
                           ", seed " + std::to_string(result.seed);
   if (!result.minimal) return "VERIFIED steps (" + functions + "): " + ran;
   const Shrunk& minimal = *result.minimal;
   const std::string status =
       result.flaky ? "flaky: it failed once and passed when run again (a race, state kept between calls, randomness)"
-                   : "minimal: " + count(minimal.life.steps(), "step") + ", " +
-                         count(static_cast<std::int64_t>(minimal.life.rows()), "request") + ", after " +
-                         count(minimal.steps_taken, "shrink step");
+                   : "minimal: " + count_words(minimal.life.steps(), "step") + ", " +
+                         count_words(static_cast<std::int64_t>(minimal.life.rows()), "request") + ", after " +
+                         count_words(minimal.steps_taken, "shrink step");
   return "NOT VERIFIED steps (" + functions + "): life " + std::to_string(result.lives) + " fails\n" +
          "  fault:     " + to_string(minimal.fault) + "\n" +
          "  life:      " + to_json(minimal.life) + "  (" + status + ")\n" +

@@ -15,34 +15,25 @@ using kernel_view::State;
 // earlier request with that prefix; they are known without being stored (a hit reaches 2^31 tokens).
 class Cache {
  public:
-  explicit Cache(const Life& life) : block_(life.block_size) {
-    for (const auto& request : life.requests) {
-      hit_blocks_.push_back(life.mode == Mode::all ? request.prefix_hit / block_ : 0);
-      // align mode keeps the running state only: the block holding the hit's last token
-      hit_running_.push_back(life.mode == Mode::align && request.prefix_hit > 0 ? (request.prefix_hit - 1) / block_ : -1);
-      hits_.push_back(request.prefix_hit);
-    }
-  }
+  explicit Cache(const Life& life) : life_(life) {}
   std::optional<State> held(std::int64_t request, std::int64_t block) const {
     if (const auto it = written_.find({request, block}); it != written_.end()) return it->second;
-    const auto r = static_cast<std::size_t>(request);
-    if (block >= 0 && block < hit_blocks_[r]) return State{request, (block + 1) * block_};
-    if (block == hit_running_[r]) return State{request, hits_[r]};
+    const std::int64_t hit = life_.requests[static_cast<std::size_t>(request)].prefix_hit;
+    const std::int64_t size = life_.block_size;
+    if (hit <= 0 || block < 0) return std::nullopt;
+    // all mode: every block of the prefix; align mode keeps the running state only, in the hit's last token's block
+    if (life_.mode == Mode::all && block < hit / size) return State{request, (block + 1) * size};
+    if (life_.mode == Mode::align && block == (hit - 1) / size) return State{request, hit};
     return std::nullopt;
   }
   void write(std::int64_t request, std::int64_t block, State state) { written_[{request, block}] = state; }
 
  private:
-  std::int64_t block_;
-  std::vector<std::int64_t> hit_blocks_, hit_running_, hits_;
+  const Life& life_;
   std::map<std::pair<std::int64_t, std::int64_t>, State> written_;
 };
 
 std::string state_words(State state) { return kernel_view::to_string(state, "request"); }
-
-std::string count_of(std::int64_t n, const std::string& noun, const std::string& nouns) {
-  return std::to_string(n) + " " + (n == 1 ? noun : nouns);
-}
 
 // One step: its rows (the requests running at it, in request order) and their batch.
 struct Step {
@@ -97,7 +88,7 @@ std::optional<kernel_view::Fault> read_fault(const Step& step, const Cache& cach
     const std::string holds = !held ? "which no step has written" : "which holds " + state_words(*held);
     return kernel_view::Fault{"read",
                               "row " + std::to_string(row) + " (request " + std::to_string(request) +
-                                  ") resumes after " + count_of(computed, "token", "tokens") + " from its block " +
+                                  ") resumes after " + kernel_view::count_words(computed, "token") + " from its block " +
                                   std::to_string(block) + ", " + holds + "; it needs " + state_words(wanted),
                               static_cast<std::int64_t>(row), -1};
   }
@@ -116,8 +107,8 @@ kernel_view::Fault no_answer(const std::string& function, const std::string& why
 
 kernel_view::Fault shape_fault(const std::string& array, std::size_t size, std::size_t rows) {
   return kernel_view::Fault{"shape",
-                            array + " has " + count_of(static_cast<std::int64_t>(size), "entry", "entries") +
-                                " for a step of " + count_of(static_cast<std::int64_t>(rows), "row", "rows"),
+                            array + " has " + kernel_view::count_words(static_cast<std::int64_t>(size), "entry") +
+                                " for a step of " + kernel_view::count_words(static_cast<std::int64_t>(rows), "row"),
                             -1, -1};
 }
 
@@ -194,9 +185,9 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
           wrong = "a checkpoint after " + std::to_string(o) + " of its new tokens is planned, which the kernel cannot "
                   "export: " + (alignment ? "its alignment is " + std::to_string(*alignment) : "it has no alignment");
         } else if (o < 0 || (o > 0 && o >= n)) {
-          wrong = "its checkpoint offset " + std::to_string(o) + " is not inside its " + count_of(n, "token", "tokens");
+          wrong = "its checkpoint offset " + std::to_string(o) + " is not inside its " + kernel_view::count_words(n, "token");
         } else if (o > 0 && (step.computed[row] + o) % life.hash_block_size != 0) {
-          wrong = "its checkpoint after " + count_of(step.computed[row] + o, "token", "tokens") +
+          wrong = "its checkpoint after " + kernel_view::count_words(step.computed[row] + o, "token") +
                   " is not at a hash block boundary (" + std::to_string(life.hash_block_size) +
                   "): no prefix the cache names ends there";
         } else if (o == 0 && columns[row] != -1) {
@@ -204,7 +195,7 @@ std::optional<Fault> run(const Life& life, const Functions& functions, Tally* ta
                   " is published as a checkpoint, but no checkpoint is cut (offset 0): it would be served holding "
                   "a state never computed";
         } else if (o > 0 && (columns[row] < 0 || columns[row] >= running || columns[row] == read)) {
-          wrong = "its checkpoint after " + count_of(step.computed[row] + o, "token", "tokens") + " goes to column " +
+          wrong = "its checkpoint after " + kernel_view::count_words(step.computed[row] + o, "token") + " goes to column " +
                   std::to_string(columns[row]) +
                   (columns[row] < 0        ? ", which is no block"
                    : columns[row] > running ? ", past the block its last token is in (" + std::to_string(running) + ")"

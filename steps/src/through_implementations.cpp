@@ -2,6 +2,7 @@
 #include "chunkmeta/steps/through_implementations.hpp"
 
 #include "chunkmeta/harness/json.hpp"
+#include "chunkmeta/harness/printable.hpp"
 #include "chunkmeta/harness/spec.hpp"
 
 namespace chunkmeta::steps {
@@ -19,11 +20,12 @@ std::variant<Json, std::string> ask(const harness::Implementation& impl, Json in
   }
   const harness::Answer answer = impl.compute(std::get<harness::SpecWorkload>(parsed).workload);
   if (const auto* m = std::get_if<harness::Misbehaviour>(&answer)) {
-    // One line: the evidence's lines joined (a fault's words are a line of the report).
-    std::string detail;
-    for (char c : m->detail) detail += c == '\n' ? std::string(" | ") : std::string(1, c);
-    while (detail.size() >= 3 && detail.compare(detail.size() - 3, 3, " | ") == 0) detail.resize(detail.size() - 3);
-    return std::string(harness::to_string(m->kind)) + ": " + m->summary + (detail.empty() ? "" : " [" + detail + "]");
+    // What the implementation wrote, on one line and printed safely (a fault's words are a line of the report).
+    std::string_view evidence = m->detail;
+    while (!evidence.empty() && (evidence.back() == '\n' || evidence.back() == ' ')) evidence.remove_suffix(1);
+    const std::string detail = harness::printable_line(evidence);
+    return std::string(harness::to_string(m->kind)) + ": " + harness::printable_line(m->summary) +
+           (detail.empty() ? "" : " [" + detail + "]");
   }
   const auto& outcome = std::get<harness::Outcome>(answer);
   if (!outcome) return outcome.error().message();

@@ -9,6 +9,7 @@
 #include <random>
 #include <tuple>
 
+#include "chunkmeta/harness/report.hpp"
 #include "chunkmeta/steps/through_implementations.hpp"
 #include "cli.hpp"
 
@@ -38,13 +39,6 @@ std::optional<Implementation> one_implementation(const std::string& spec_name, c
     return std::nullopt;
   }
   return chosen->front();
-}
-
-// A word as a shell reads it back: single-quoted, a quote inside as '\''.
-std::string shell_quoted(const std::string& word) {
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 int run_steps(const StepsOptions& chosen, harness::ResolveOptions resolve) {
@@ -91,7 +85,7 @@ int run_steps(const StepsOptions& chosen, harness::ResolveOptions resolve) {
   if (chosen.timeout != StepsOptions{}.timeout) reproduce += " --timeout " + std::to_string(chosen.timeout);
   for (const auto& [flag, text] : {std::pair{"--chunks", chosen.chunks}, {"--plan", chosen.plan},
                                    {"--checkpoints", chosen.checkpoints}}) {
-    if (!text.empty()) reproduce += std::string(" ") + flag + " " + shell_quoted(text);
+    if (!text.empty()) reproduce += std::string(" ") + flag + " " + harness::shell_quote(text);
   }
   const auto started = std::chrono::steady_clock::now();
   const steps::CheckResult result = steps::check(functions, chosen.lives, seed, options);

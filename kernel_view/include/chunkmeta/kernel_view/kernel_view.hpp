@@ -27,6 +27,8 @@ struct State {
 inline constexpr State kBad{};
 // "the state after 8 tokens of row 1", "a BAD state" (`unit`: "row", "sequence").
 std::string to_string(State state, const char* unit = "row");
+// "1 chunk", "3 chunks", "2 entries": how every fault counts things.
+std::string count_words(std::int64_t count, const std::string& noun);
 
 // The first thing a kernel or the cache gets wrong. `rule` names the property
 // broken ("kernel-adequate", "cache-adequate", "checkpoint", ...); `what` says it.
