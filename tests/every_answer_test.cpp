@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <random>
 
+#include "chunkmeta/engine/check.hpp"
 #include "chunkmeta/engine/run.hpp"
 #include "chunkmeta/harness/spec.hpp"
 #include "chunkmeta/properties/tables.hpp"
@@ -196,11 +198,10 @@ TEST(AFailure, ThatStrikesAtRandomDoesNotLeadTheShrinkerOn) {
   EXPECT_LT(*calls, 5000) << "the shrinker followed random failures for " << result.shrinks << " steps";
 }
 
-// A crash is asked again once shrunk (a program that imports torch costs 1 to
-// 2 s to restart cold before the shrink, nothing extra on a warm spare after
-// it), yet a crash seen once is still never mislabelled: the case the shrink
-// reached is asked again, then the case found, and a crash that never comes
-// again is reported flaky.
+// A crash is asked again when found, in a fresh process (as a replay asks it),
+// and its shrink steps are not asked twice (each crash costs a process start):
+// the case the shrink reached is asked again once it is done. A crash seen
+// once is never mislabelled: one that never comes again is reported flaky.
 Answer crashed() { return harness::Misbehaviour{harness::FindingKind::crashed, "the process was killed by signal 11", ""}; }
 
 TEST(ACrash, SeenOnceIsReportedFlaky) {
@@ -217,6 +218,36 @@ TEST(ACrash, SeenOnceIsReportedFlaky) {
   EXPECT_EQ(result.counterexample->finding.kind, harness::FindingKind::crashed);
   EXPECT_EQ(result.counterexample->status.rfind("flaky (", 0), 0u) << result.counterexample->status;
   EXPECT_NE(result.counterexample->reproduce.find("did not fail again"), std::string::npos);
+}
+
+// A crash that follows from the calls before it in its process (its 5th call,
+// a leak) crashes on whatever case comes 5th, shrink candidates included: it is
+// asked again as a replay asks it, in a process started for it, where it
+// passes, so it is reported flaky, never minimal.
+TEST(ACrash, ThatFollowsFromTheCallsBeforeItInItsProcessIsReportedFlaky) {
+  const harness::Spec& spec = *harness::all_specs().front();
+  const auto& table = properties::table_of(spec);
+  auto calls_in_process = std::make_shared<std::atomic<int>>(0);
+  auto restarts = std::make_shared<std::atomic<int>>(0);
+  Implementation fifth = harness::in_process("crash-on-call-5", "crashes on its process's 5th call", spec,
+                                             [&spec, calls_in_process](const Workload& w) -> Answer {
+                                               if (++*calls_in_process < 5) return spec.reference(w);
+                                               *calls_in_process = 0;  // the process died: the next call is a new one's
+                                               return crashed();
+                                             });
+  fifth.restart = [calls_in_process, restarts] {
+    *calls_in_process = 0;
+    ++*restarts;
+  };
+  const auto result = engine::run_property(table.properties.front(), fifth, options_for("crash-fifth"), &table);
+  ASSERT_FALSE(result.passed) << "a crash is a failure, whatever its cause";
+  ASSERT_TRUE(result.counterexample.has_value());
+  const auto& cx = *result.counterexample;
+  EXPECT_EQ(cx.finding.kind, harness::FindingKind::crashed);
+  EXPECT_EQ(cx.status.rfind("flaky (", 0), 0u) << cx.status;
+  EXPECT_NE(cx.status.find("in a fresh process"), std::string::npos) << cx.status;
+  EXPECT_NE(cx.reproduce.find("did not fail again"), std::string::npos) << cx.reproduce;
+  EXPECT_GE(restarts->load(), 3) << "each time it was asked again, it was in a process of its own";
 }
 
 TEST(ACrash, ThatHoldsIsShrunkThenAskedAgainOnTheCaseItReached) {
@@ -239,6 +270,48 @@ TEST(ACrash, ThatHoldsIsShrunkThenAskedAgainOnTheCaseItReached) {
   EXPECT_GT(result.shrinks, 0);
   EXPECT_NE(cx.reproduce.find("draws it again"), std::string::npos) << cx.reproduce;
   EXPECT_GE(minimal_asked->load(), 2) << "the case reported failed when asked again, fresh";
+}
+
+}  // namespace
+}  // namespace chunkmeta
+
+namespace chunkmeta {
+namespace {
+
+// The corpus replay asks again as the run loop does: a corpus entry that fails
+// once (a wrong answer, or a crash, asked again in a fresh process) is
+// reported as found, flaky, not shrunk as if it failed each time.
+TEST(ACorpusEntry, ThatFailsOnceIsReportedFlakyWhateverTheFailure) {
+  const harness::Spec& spec = *harness::all_specs().front();
+  const auto& table = properties::table_of(spec);
+  const auto corpus = scratch_dir("flaky-corpus");
+  std::filesystem::create_directories(corpus);
+  {
+    std::ofstream entry(corpus / "entry.json");
+    entry << R"({"chunk_size":4,"num_computed_tokens":[3,0],"query_start_loc":[0,5,9]})";
+  }
+  for (const bool crash : {false, true}) {
+    SCOPED_TRACE(crash ? "a crash" : "a wrong answer");
+    auto calls = std::make_shared<std::atomic<long long>>(0);
+    Implementation once = harness::in_process("fails-once", "fails on its first call only", spec,
+                                              [&spec, calls, crash](const Workload& w) -> Answer {
+                                                if (++*calls > 1) return spec.reference(w);
+                                                return crash ? crashed() : Answer(wrong(spec, w));
+                                              });
+    auto restarts = std::make_shared<std::atomic<int>>(0);
+    once.restart = [restarts] { ++*restarts; };
+    engine::CheckOptions options;
+    options.suite = options_for(crash ? "flaky-corpus-crash" : "flaky-corpus-wrong");
+    options.corpus = {corpus};
+    options.generate = false;
+    const auto result = engine::check(table, {once}, options);
+    ASSERT_EQ(result.replay.reported.size(), 1u);
+    const auto& cx = result.replay.reported.front().counterexample;
+    EXPECT_EQ(cx.status.rfind("flaky (", 0), 0u) << cx.status;
+    EXPECT_EQ(cx.workload.rows(), 2u) << "reported as found, not shrunk";
+    EXPECT_EQ(cx.status.find("fresh process") != std::string::npos, crash) << cx.status;
+    EXPECT_EQ(restarts->load(), crash ? 3 : 0) << "a crash is asked again in a fresh process each time";
+  }
 }
 
 }  // namespace

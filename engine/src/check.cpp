@@ -80,6 +80,17 @@ bool ReplayResult::failed(const std::string& implementation) const {
 
 namespace {
 
+// Whether `impl` fails on `w` again the way `cx` says, asked again as the run
+// loop asks a case it found (Round::reproduces): in a fresh process for a
+// failure that ends its process.
+bool fails_again(const harness::Implementation& impl, const harness::Counterexample& cx, const Workload& w) {
+  if (harness::ends_its_process(cx.finding.kind) && impl.restart) impl.restart();
+  const harness::CorpusEntry entry{{}, impl.spec, w, {}};
+  const auto again = harness::replay(entry, std::span<const harness::Implementation>(&impl, 1));
+  return std::any_of(again.begin(), again.end(),
+                     [&](const harness::Counterexample& c) { return c.finding.kind == cx.finding.kind; });
+}
+
 // The corpus entries are real failing workloads: for each kind of finding of
 // `impl`, its smallest failing entry is shrunk (through the implementation, in
 // batches) and written out, announced at once and replaced as it shrinks.
@@ -102,6 +113,15 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
       // Invalid input cannot be shrunk (every shrink step keeps a workload valid): reported as found.
       reported.counterexample = *found;
       if (options.write_reports) reported.files = harness::write_counterexample(*found, report_dir_of(options), &error);
+    } else if (const bool fresh = harness::ends_its_process(found->finding.kind);
+               detail::asked_again_when_found(found->finding.kind) && !fails_again(impl, *found, found->workload)) {
+      // Failed once, passes now: reported as found, flaky (never shrunk: the shrink would follow chance).
+      detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
+      reported.counterexample = *found;
+      int passed = 1;
+      for (int ask = 1; ask < detail::kTimesAskedAgain; ++ask) passed += fails_again(impl, *found, found->workload) ? 0 : 1;
+      watch.did_not_fail_again(passed, detail::kTimesAskedAgain, fresh);
+      reported.files = watch.finish(reported.counterexample, &error);
     } else {
       detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
       harness::Counterexample first = *found;
@@ -118,8 +138,15 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
                                               watch.on_failure(copy);
                                             });
       if (impl.shrinking) impl.shrinking(false);
-      // It may not fail again (a flaky implementation): then the entry as found is the report.
+      // It may not fail again (a flaky implementation): then the entry as found is the report. A crash's
+      // shrink steps were not asked twice (each costs a process): the case reached is, in a fresh one.
       reported.counterexample = shrunk.empty() ? *found : std::move(shrunk.front());
+      if (!shrunk.empty() && harness::ends_its_process(found->finding.kind) &&
+          !(reported.counterexample.workload == found->workload) &&
+          !fails_again(impl, reported.counterexample, reported.counterexample.workload)) {
+        reported.counterexample = *found;
+        watch.stopped_because("the smaller case did not fail again when it was asked again");
+      }
       reported.files = watch.finish(reported.counterexample, &error);
     }
     text << harness::render(reported.counterexample, reported.files);

@@ -217,36 +217,38 @@ class Round {
   // A failure counts once it fails again: shrinking assumes a deterministic
   // implementation, and a report says "reproduce". A race, a cache or a
   // random slip fails once and passes when asked again: the case found is
-  // asked again up to kRetries times (fresh, never from the memo), and each
-  // shrink step taken is asked once more before it is taken. Timeouts have
-  // their own confirmation (confirmed()); a crash is asked again once shrunk
-  // (asked_again_after_the_shrink).
-  static constexpr int kRetries = 3;
+  // asked again (reproduces(): fresh, never from the memo), and each shrink
+  // step taken is asked once more before it is taken, but for failures that
+  // end their process (below). Timeouts have their own confirmation (confirmed()).
   // Smaller cases that failed once and passed when asked again before the
   // shrink stops following random failures.
   static constexpr int kMostFlakes = 3;
-  static bool asked_again_when_found(const Counterexample& cx);
   bool interrupted() const;  // stop_requested said so
-  // Crashes restart a process per call: their shrink steps are not asked twice.
+  // A crash, or a skipped answer (after which the program is killed): each
+  // costs a process start, so a shrink step that crashes is not asked twice;
+  // the case the shrink reached is asked again once it is done
+  // (confirmed_after_the_shrink), since a crash that follows from the calls
+  // before it (every 7th call) crashes on whichever candidate comes at the
+  // wrong moment (harness::ends_its_process).
   static bool asked_again_when_shrinking(const Counterexample& cx);
-  // A crash (or a skipped answer, after which the program is killed) is asked
-  // again after the shrink, on the case the shrink reached, not before it: the
-  // process it ended is restarted by the next call either way, and a program
-  // that imports torch takes 1 to 2 s to start cold, where by the end of the
-  // shrink a spare started by its restarts is warm. The case reported then has
-  // failed twice itself; if it does not fail again, the case found is asked
-  // again as reproduces() asks it (reported as found, or flaky).
-  static bool asked_again_after_the_shrink(const Counterexample& cx);
-  // The shrunk failure of a crash confirmed (asked_again_after_the_shrink):
-  // `held` when it fails again, else the case found if that fails again
-  // (not fully shrunk), else the case found reported flaky.
-  Failure confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch, bool& reproducible);
-  // The verdict on `c` asked once more, fresh; the memo keeps the new answers.
-  std::optional<Counterexample> fails_again(const Case& c, std::vector<Answer>* answers = nullptr);
+  // The shrunk failure of a crash confirmed: `held` when it fails again, else
+  // the case found (which failed again when it was found), not fully shrunk.
+  Failure confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch);
+  // Where a failure is asked again. A crash ends its process, so it is asked
+  // again as a replay asks it: in a process started for it (Implementation::
+  // restart). One that follows from the calls before it (the process's 5th
+  // call, a leak) then passes, and is reported flaky, never minimal.
+  enum class Where { same_process, fresh_process };
+  static Where where_asked_again(const Counterexample& cx);
+  // The verdict on `c` asked once more, never from the memo; the memo keeps the new answers.
+  std::optional<Counterexample> fails_again(const Case& c, Where where, std::vector<Answer>* answers = nullptr);
   // It failed again, or the run was interrupted (then the doors answer with the reference).
-  bool holds_when_asked_again(const Case& c, std::vector<Answer>* answers = nullptr);
-  // The found failure asked again: false when it passed every time (then
-  // reported as found, its status "flaky (...)", with the answer it gave when asked again).
+  bool holds_when_asked_again(const Case& c, Where where, std::vector<Answer>* answers = nullptr);
+  // The found failure asked again: false when it passed the first time it
+  // was asked again (a failure by chance or by what ran before: a shrink
+  // would follow it astray). It is then asked kTimesAskedAgain - 1 more times, to say
+  // how often it fails, and reported as found, its status "flaky (...)",
+  // with the answer it gave when it passed.
   bool reproduces(Failure& found, detail::ShrinkWatch& watch);
 
   // The earlier properties' minimal reports (not duplicates themselves).

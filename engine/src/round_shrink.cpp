@@ -102,7 +102,7 @@ Failure Round::shrink(Failure failure, detail::ShrinkWatch& watch) {
       if (!failing) return std::nullopt;
       const std::size_t at = from + failing->first;
       // A step is taken only on a failure that holds: asked again, it fails again.
-      if (!asked_again_when_shrinking(failing->second) || holds_when_asked_again(batch[at])) {
+      if (!asked_again_when_shrinking(failing->second) || holds_when_asked_again(batch[at], Where::same_process)) {
         latest = std::move(failing->second);
         return at;
       }
@@ -137,33 +137,23 @@ Failure Round::shrink(Failure failure, detail::ShrinkWatch& watch) {
   return failure;
 }
 
-bool Round::asked_again_when_found(const Counterexample& cx) {
-  // A cut call's failure costs its limit again: timeouts have their own confirmation, and a cost
-  // that grows faster than the work was measured over many calls.
-  return cx.finding.kind != harness::FindingKind::timed_out && cx.finding.kind != harness::FindingKind::superlinear_cost;
-}
-
 bool Round::asked_again_when_shrinking(const Counterexample& cx) {
-  using harness::FindingKind;
-  const auto kind = cx.finding.kind;
-  return asked_again_when_found(cx) && kind != FindingKind::crashed && kind != FindingKind::missing_output;
+  return asked_again_when_found(cx.finding.kind) && !harness::ends_its_process(cx.finding.kind);
 }
 
-bool Round::asked_again_after_the_shrink(const Counterexample& cx) {
-  return asked_again_when_found(cx) && !asked_again_when_shrinking(cx);
-}
-
-Failure Round::confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch,
-                                          bool& reproducible) {
+Failure Round::confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch) {
   const bool shrunk = !(held.found == found.found);
-  if (shrunk && holds_when_asked_again(held.found)) return held;
-  Failure as_found = found;
-  reproducible = reproduces(as_found, watch);
-  if (reproducible && shrunk) watch.stopped_because("the smaller case did not fail again when it was asked again");
-  return as_found;
+  if (!shrunk || holds_when_asked_again(held.found, where_asked_again(held.counterexample))) return held;
+  watch.stopped_because("the smaller case did not fail again when it was asked again");
+  return found;
 }
 
-std::optional<Counterexample> Round::fails_again(const Case& c, std::vector<Answer>* answers) {
+Round::Where Round::where_asked_again(const Counterexample& cx) {
+  return harness::ends_its_process(cx.finding.kind) ? Where::fresh_process : Where::same_process;
+}
+
+std::optional<Counterexample> Round::fails_again(const Case& c, Where where, std::vector<Answer>* answers) {
+  if (where == Where::fresh_process && impl_.restart) impl_.restart();
   const auto asks = property_.asks(c);
   auto again = answer_one_by_one(asks, false);
   if (memo_ != nullptr) {
@@ -176,30 +166,39 @@ std::optional<Counterexample> Round::fails_again(const Case& c, std::vector<Answ
 
 bool Round::interrupted() const { return options_.stop_requested && options_.stop_requested(); }
 
-bool Round::holds_when_asked_again(const Case& c, std::vector<Answer>* answers) {
+bool Round::holds_when_asked_again(const Case& c, Where where, std::vector<Answer>* answers) {
   // Once the run is interrupted the doors answer with the reference: asking again proves nothing.
-  return interrupted() || fails_again(c, answers) || interrupted();
+  return interrupted() || fails_again(c, where, answers) || interrupted();
 }
 
 bool Round::reproduces(Failure& found, detail::ShrinkWatch& watch) {
-  if (!asked_again_when_found(found.counterexample)) return true;
+  if (!asked_again_when_found(found.counterexample.finding.kind)) return true;
+  const Where where = where_asked_again(found.counterexample);
   std::vector<Answer> answers;
-  for (int passed = 0; passed < kRetries; ++passed) {
-    if (holds_when_asked_again(found.found, &answers)) return true;
+  if (holds_when_asked_again(found.found, where, &answers)) return true;
+  // It passed once: flaky whatever comes next. The asks left say how often it fails.
+  int passed = 1;
+  for (int ask = 1; ask < kTimesAskedAgain; ++ask) {
+    std::vector<Answer> more;
+    if (!holds_when_asked_again(found.found, where, &more)) {
+      ++passed;
+      answers = std::move(more);
+    }
   }
-  // Both answers in the report: the failing one (the finding's) and the last one asked again.
+  // Both answers in the report: the failing one (the finding's) and the last right one.
   Counterexample& cx = found.counterexample;
+  const std::string in_where = where == Where::fresh_process ? ", each in a fresh process" : "";
+  const std::string times = std::to_string(kTimesAskedAgain) + " times";
   const auto asks = property_.asks(found.found);
   for (std::size_t a = 0; a < asks.size() && a < answers.size(); ++a) {
     const auto* outcome = std::get_if<harness::Outcome>(&answers[a]);
     if (!(asks[a] == cx.workload) || outcome == nullptr) continue;
-    cx.related.insert(cx.related.begin(), {"the same workload, asked again " + std::to_string(kRetries) +
-                                               " times: right each time (its output the last time below)",
+    cx.related.insert(cx.related.begin(), {"the same workload, asked again " + times + in_where + ": right " +
+                                               std::to_string(passed) + " of them (its output the last time below)",
                                            asks[a], *outcome, nullptr});
     break;
   }
-  watch.flaky("it failed once and passed each of " + std::to_string(kRetries) +
-              " times the same case was asked again: a race, state kept between calls, or randomness");
+  watch.did_not_fail_again(passed, kTimesAskedAgain, where == Where::fresh_process);
   return false;
 }
 
@@ -287,12 +286,12 @@ bool Round::report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watc
   // Marked "shrinking" in place: its outputs may be huge, and it is not copied for that.
   watch.on_failure(found.counterexample, unconfirmed_timeout(found.counterexample));
   if (impl_.shrinking) impl_.shrinking(true);
-  // A crash is asked again once shrunk (asked_again_after_the_shrink), anything else before.
-  const bool after_the_shrink = asked_again_after_the_shrink(found.counterexample);
-  bool reproducible = after_the_shrink || reproduces(found, watch);
+  const bool reproducible = reproduces(found, watch);
   std::optional<Failure> held = !reproducible ? found : found.counterexample.duplicate_of.empty() ? known_bug(found) : found;
   if (!held) held = confirmed(found, shrink(found, watch), watch);
-  if (held && after_the_shrink) held = confirmed_after_the_shrink(found, std::move(*held), watch, reproducible);
+  // A crash's shrink steps were not asked twice: the case it reached is, once.
+  if (held && reproducible && harness::ends_its_process(found.counterexample.finding.kind))
+    held = confirmed_after_the_shrink(found, std::move(*held), watch);
   if (impl_.shrinking) impl_.shrinking(false);
   if (!held) {
     watch.withdraw();
@@ -307,7 +306,7 @@ bool Round::report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watc
   cx.cases_before_failure = cases_before;
   cx.reproduce = !reproducible ? "--seed " + std::to_string(seed) + " draws the case again (case " +
                                      std::to_string(cases_before + 1) + " of property " + property_.name +
-                                     "), but it did not fail again when asked " + std::to_string(kRetries) + " more times"
+                                     "), but it did not fail again when asked " + std::to_string(kTimesAskedAgain) + " more times"
                                : "--seed " + std::to_string(seed) + " draws it again: case " +
                                      std::to_string(cases_before + 1) + " of property " + property_.name + ", then " +
                                      std::to_string(result_.shrinks) + " shrink steps";

@@ -115,4 +115,14 @@ std::optional<harness::WrittenFiles> ShrinkWatch::finish(harness::Counterexample
   return files;
 }
 
+void ShrinkWatch::did_not_fail_again(int passed, int asked, bool in_fresh_processes) {
+  const std::string times = std::to_string(asked) + " times";
+  const std::string how_often = passed == asked ? "passed each of the " + times
+                                                : "then passed " + std::to_string(passed) + " of the " + times;
+  flaky("it failed once and " + how_often + " the same case was asked again" +
+        (in_fresh_processes ? ", each in a fresh process: a crash that follows from the calls before it in its process, "
+                              "or randomness"
+                            : ": a race, state kept between calls, or randomness"));
+}
+
 }  // namespace chunkmeta::engine::detail

@@ -17,6 +17,16 @@
 
 namespace chunkmeta::engine::detail {
 
+// A failure found is asked again before it is shrunk (a race, a cache or a
+// random slip fails once): up to this many times, to say how often it fails.
+inline constexpr int kTimesAskedAgain = 3;
+// Whether a failure of this kind is asked again when found. A cut call's costs
+// its limit again: timeouts have their own confirmation (Round::confirmed), and
+// a cost that grows faster than the work was measured over many calls.
+inline bool asked_again_when_found(harness::FindingKind kind) {
+  return kind != harness::FindingKind::timed_out && kind != harness::FindingKind::superlinear_cost;
+}
+
 class ShrinkWatch {
  public:
   ShrinkWatch(const SuiteOptions& options, std::string label);
@@ -37,6 +47,9 @@ class ShrinkWatch {
   }
   // The failure did not fail again when asked again: reported as found, "flaky (why)".
   void flaky(std::string why) { flaky_ = std::move(why); }
+  // ... it passed `passed` of the `asked` times it was asked again, each in a
+  // fresh process or not: "flaky (it failed once and passed each of ...)".
+  void did_not_fail_again(int passed, int asked, bool in_fresh_processes);
   // Why the run ended early ("" when it ran to the end).
   const std::string& stop_reason() const { return stop_reason_; }
 

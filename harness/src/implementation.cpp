@@ -118,6 +118,10 @@ std::optional<FindingKind> parse_finding_kind(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+bool ends_its_process(FindingKind kind) noexcept {
+  return kind == FindingKind::crashed || kind == FindingKind::missing_output;
+}
+
 bool is_misbehaviour(FindingKind kind) noexcept {
   switch (kind) {
     case FindingKind::crashed:

@@ -10,11 +10,19 @@
 namespace chunkmeta::harness {
 namespace {
 
-// target, then values halving the distance back toward x, then x - 1.
+// Values from target up to x - 1, smallest first: target + 0, 1, 2, 4, 8, ...,
+// then x - d/2, x - d/4, ..., x - 1 (d = x - target). The first that still fails
+// is taken: a failure from a threshold on (a crash past 1,000 tokens) reaches
+// the power of two above it in one step, where halving the distance from 2^31
+// takes twenty, and each step a crash accepts costs a process start.
 std::vector<std::int64_t> towards(std::int64_t x, std::int64_t target) {
   std::vector<std::int64_t> values;
   if (x <= target) return values;
-  for (std::int64_t step = x - target; step > 0; step /= 2) values.push_back(x - step);
+  const std::int64_t distance = x - target;
+  values.push_back(target);
+  for (std::int64_t up = 1; up < distance && up <= distance / 2; up *= 2) values.push_back(target + up);
+  for (std::int64_t step = distance / 2; step > 0; step /= 2) values.push_back(x - step);
+  std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   return values;
 }

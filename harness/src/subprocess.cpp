@@ -293,6 +293,12 @@ void Subprocess::warm_up() {
   if (!state_->running() && !process::stop_requested()) state_->start();
 }
 
+void Subprocess::restart() {
+  State& s = *state_;
+  if (s.running()) s.stop(false);
+  if (s.spares.empty() && !process::stop_requested()) s.start_spare();
+}
+
 Implementation subprocess_implementation(std::string name, const Spec& spec, const SubprocessOptions& options,
                                          std::shared_ptr<Subprocess>* handle) {
   auto process = std::make_shared<Subprocess>(options, spec);
@@ -311,6 +317,7 @@ Implementation subprocess_implementation(std::string name, const Spec& spec, con
   impl.cost_growth = [process] { return process->cost_growth(); };
   impl.take_own_calls = [process] { return process->take_own_calls(); };
   impl.warm_up = [process] { process->warm_up(); };
+  impl.restart = [process] { process->restart(); };
   return impl;
 }
 

@@ -22,6 +22,7 @@ For an engine written in Python:
 * ``chunkmeta.strategies``: Hypothesis strategies for the same workloads.
 """
 
+import contextlib
 import dis
 import enum
 import functools
@@ -371,6 +372,23 @@ class _Alarm:
             os.kill(os.getpid(), signal.SIGALRM)
 
 
+@contextlib.contextmanager
+def _calls_cut_short():
+    """_Alarm for one run: gives what arms it before each call of fn (None where
+    SIGALRM cannot be used), and hands a caller's timer that came due back to
+    its handler (pytest-timeout then fails the test), during the run or after."""
+    alarm = _Alarm()
+    try:
+        with alarm:
+            yield alarm.arm if alarm.usable else None
+    except KeyboardInterrupt:
+        if alarm.caller_due:
+            alarm.hand_over()
+        raise
+    if alarm.caller_due:
+        alarm.hand_over()
+
+
 def _asynchronous(fn):
     """What calling ``fn`` gives without running it ("a coroutine", "an async generator"), or None.
     Looks through partials, bound methods and a callable object's ``__call__``; never through
@@ -640,26 +658,17 @@ def check(fn, *, spec=None, cache=False, settings=None, **changes):
     arrays = _arrays(chosen.arrays)
     database = _Database(chosen.database, spec, fn, chosen.report_dir) if chosen.database is not None else None
     replayed = database.entries() if database is not None and Phase.replay in phases else []
-    alarm = _Alarm()
-    try:
-        with alarm:
-            run = {"cases": int(chosen.cases), "min_cases": int(chosen.min_cases or 0), "seed": chosen.seed,
-                   "valid_only": bool(chosen.valid_only), "time_budget": float(chosen.time_budget),
-                   "report_dir": None if chosen.report_dir is None else Path(chosen.report_dir), "arrays": arrays,
-                   "corpus": replayed + corpus, "fail_fast": bool(chosen.fail_fast),
-                   "keep_going": bool(chosen.keep_going), "properties": _names(chosen.properties),
-                   "exclude": _names(chosen.exclude), "generate": Phase.generate in phases,
-                   "shrink": Phase.shrink in phases, "timeout": float(chosen.timeout or 0),
-                   "rerun_command": _rerun_command(fn, spec, not chosen.properties),
-                   "verbose": bool(chosen.verbose)}
-            result = _chunkmeta._check(fn, spec=spec, name=f"python:{module}:{qualname}", settings=run,
-                                       alarm=alarm.arm if alarm.usable else None)
-    except KeyboardInterrupt:
-        if alarm.caller_due:
-            alarm.hand_over()  # the caller's timer came due: its handler decides (pytest-timeout fails the test)
-        raise
-    if alarm.caller_due:  # it came due after the last call
-        alarm.hand_over()
+    with _calls_cut_short() as arm:
+        run = {"cases": int(chosen.cases), "min_cases": int(chosen.min_cases or 0), "seed": chosen.seed,
+               "valid_only": bool(chosen.valid_only), "time_budget": float(chosen.time_budget),
+               "report_dir": None if chosen.report_dir is None else Path(chosen.report_dir), "arrays": arrays,
+               "corpus": replayed + corpus, "fail_fast": bool(chosen.fail_fast),
+               "keep_going": bool(chosen.keep_going), "properties": _names(chosen.properties),
+               "exclude": _names(chosen.exclude), "generate": Phase.generate in phases,
+               "shrink": Phase.shrink in phases, "timeout": float(chosen.timeout or 0),
+               "rerun_command": _rerun_command(fn, spec, not chosen.properties),
+               "verbose": bool(chosen.verbose)}
+        result = _chunkmeta._check(fn, spec=spec, name=f"python:{module}:{qualname}", settings=run, alarm=arm)
     if database is not None:
         reported = [cx for cx in result["replay_shrunk"]] + [p["counterexample"] for p in result["properties"]
                                                              if p["counterexample"] is not None]
@@ -700,35 +709,8 @@ class StepsSummary:
         return self.text
 
 
-def _step_ints(value, name, what):
-    """A one-dimensional array of integers (a tensor, a numpy array, a sequence) as a list of ints."""
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None:
-        if "int" not in str(dtype):
-            raise TypeError(f"{what} {name} is {dtype}, not an integer array")
-        if getattr(value, "ndim", 1) != 1:
-            raise TypeError(f"{what} {name} has {value.ndim} dimensions, not 1")
-        value = value.tolist()
-    values = list(value)
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"{what} {name} holds {v!r} ({type(v).__name__}), not an integer")
-    return [int(v) for v in values]
-
-
-def _step_arrays(kind):
-    """The engine's host arrays: int32 CPU tensors (or numpy arrays, or lists) from lists of ints."""
-    if kind == "torch":
-        import torch
-        return lambda values: torch.tensor(values, dtype=torch.int32)
-    if kind == "numpy":
-        import numpy
-        return lambda values: numpy.asarray(values, dtype=numpy.int32)
-    return list
-
-
 def check_steps(*, chunks=None, plan=None, checkpoints=None, block_size=None, chunk_size=None, mode="all",
-                lives=1000, seed=None, arrays=None):
+                lives=1000, seed=None, arrays=None, timeout=10.0):
     """Run requests' whole lives through the engine's functions, each step by the kernels' view.
 
     Each life is a few requests over a few steps: chunked prefill split at
@@ -751,8 +733,14 @@ def check_steps(*, chunks=None, plan=None, checkpoints=None, block_size=None, ch
       ``(checkpoint_offsets, checkpoint_cols)`` (align mode).
 
     ``chunk_size`` and ``block_size`` fix C and M (else drawn, M a multiple of
-    C, and shrunk too). Arrays are int32 tensors, as the engines' CPU
-    metadata is (``arrays`` as in check()).
+    C, and shrunk too). Each function is called as check() calls it, with its
+    spec's arguments (``chunkmeta.check(fn, spec=...)`` for "mamba" or
+    "mamba.checkpointed_chunks", "mamba.checkpoint_plan",
+    "mamba.prefill_checkpoints"): int32 tensors where the engine passes tensors
+    (``arrays`` as in check()), lists where it passes lists (the planner's
+    ``seq_lens`` and ``query_lens``). What it raises, returns wrongly or changes
+    in its inputs is its fault; a call past ``timeout`` seconds (0 or None: no
+    limit) is cut short and is its fault too.
     """
     if mode not in ("all", "align"):
         raise ValueError(f"mode must be 'all' (the checkpoint plan) or 'align' (internal checkpoints), not {mode!r}")
@@ -774,54 +762,20 @@ def check_steps(*, chunks=None, plan=None, checkpoints=None, block_size=None, ch
         raise ValueError(f"seed must be an int from 0 to 2**64 - 1 or None (a random one), not {seed!r}")
     if arrays not in (None, "torch", "numpy", "lists"):
         raise ValueError(f"arrays must be 'torch', 'numpy', 'lists' or None (what is installed), not {arrays!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+        raise ValueError(f"timeout must be seconds (0 or None: no limit), not {timeout!r}")
     kind = _arrays(arrays)
-    make = _step_arrays(kind)
     run_seed = random.SystemRandom().randrange(1 << 63) if seed is None else seed
-
-    def called(function, name, arguments, inputs, outputs):
-        """function(*arguments), its outputs as lists of ints; what it changed in its inputs is its fault."""
-        result = function(*arguments)
-        for input_name, value, sent in inputs:
-            now = _step_ints(value, input_name, "its input")
-            if now != sent:
-                raise RuntimeError(f"{name} changed its input {input_name}: it was sent {sent}, it holds {now} "
-                                   "after the call (the engine's next reader gets that)")
-        if result is None or isinstance(result, (str, bytes, dict)):
-            raise TypeError(f"{name} returned {type(result).__name__}, not a sequence of {outputs} arrays")
-        result = list(result)
-        if len(result) != outputs:
-            raise TypeError(f"{name} returned {len(result)} outputs, not {outputs}")
-        return [_step_ints(output, f"output {k}", "an output") for k, output in enumerate(result)]
-
-    def chunks_call(c_size, computed, offsets_q, offsets):
-        arguments = [c_size, len(computed), make(computed), make(offsets_q)]
-        inputs = [("num_computed_tokens_p_cpu", arguments[2], computed), ("query_start_loc_p_cpu", arguments[3], offsets_q)]
-        if offsets is not None:
-            arguments.append(list(offsets))
-            inputs.append(("checkpoint_offsets_p", arguments[4], list(offsets)))
-        return called(chunks, "chunks", arguments, inputs, 3 if offsets is None else 4)
-
-    def plan_call(c_size, m_size, computed, offsets_q):
-        arguments = [c_size, m_size, make(computed), make(offsets_q)]
-        return called(plan, "plan", arguments, [("num_computed_tokens_p", arguments[2], computed),
-                                                ("query_start_loc_p", arguments[3], offsets_q)], 6)
-
-    def checkpoints_call(seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block):
-        arguments = [make(seq_lens), make(query_lens), hash_block_size, mamba_block_size, alignment, drop_eagle_block]
-        return called(checkpoints, "checkpoints", arguments, [("seq_lens", arguments[0], seq_lens),
-                                                              ("query_lens", arguments[1], query_lens)], 2)
-
     names = ", ".join(f"{name}={'.'.join(_describe(fn))}" for name, fn in
                       (("chunks", chunks), ("plan", plan), ("checkpoints", checkpoints)) if fn is not None)
     sizes = "".join(f", {name}={value}" for name, value in (("chunk_size", chunk_size), ("block_size", block_size))
                     if value is not None)
     settings = "".join(f", {name}={value!r}" for name, value, default in
-                       (("lives", lives, 1000), ("arrays", arrays, None)) if value != default)
-    result = _chunkmeta._check_steps(chunks_call if chunks is not None else None,
-                                     plan_call if plan is not None else None,
-                                     checkpoints_call if checkpoints is not None else None, mode, lives, run_seed,
-                                     chunk_size, block_size, names or "chunkmeta's own functions",
-                                     f"chunkmeta.check_steps(..., mode={mode!r}{sizes}{settings}, seed={run_seed})")
+                       (("lives", lives, 1000), ("arrays", arrays, None), ("timeout", timeout, 10.0)) if value != default)
+    with _calls_cut_short() as arm:
+        result = _chunkmeta._check_steps(chunks, plan, checkpoints, mode, lives, run_seed, chunk_size, block_size, kind,
+                                         float(timeout or 0), arm, names or "chunkmeta's own functions",
+                                         f"chunkmeta.check_steps(..., mode={mode!r}{sizes}{settings}, seed={run_seed})")
     fault = result.get("fault")
     summary = StepsSummary(passed=fault is None, lives=result["lives"], steps=result["steps"],
                            resumed_reads=result["resumed_reads"], writes=result["writes"],

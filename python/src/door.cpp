@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "door.hpp"
 #include "chunkmeta/engine/check.hpp"
 #include "chunkmeta/harness/call_budget.hpp"
 #include "chunkmeta/harness/corpus.hpp"
@@ -701,6 +702,13 @@ std::vector<std::string> all_edge_classes_of(const std::string& spec) {
 }
 
 }  // namespace
+
+PythonFunction python_function(py::object fn, std::string name, const harness::Spec& spec, const std::string& arrays,
+                               double timeout, py::object alarm) {
+  auto python = python_implementation(std::move(fn), std::move(name), spec, array_kind(arrays), true, timeout,
+                                      std::move(alarm));
+  return {std::move(python.implementation), [state = python.state] { return state->interrupted; }};
+}
 
 void add_door(py::module_& m) {
   m.def("_edge_classes", &edge_classes_of, py::arg("spec"), py::arg("arguments"));

@@ -146,13 +146,14 @@ def test_outputs_that_are_not_integer_arrays_and_inputs_changed_in_place_are_the
     def float_chunks(chunk_size, num_prefills, computed, offsets):
         return [a.to(torch.float32) for a in chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed,
                                                                              offsets)]
-    assert "not an integer array" in _minimal(1, 1, chunks=float_chunks).fault["what"]
+    what = _minimal(1, 1, chunks=float_chunks).fault["what"]
+    assert "malformed_output" in what and "cu_chunk_seqlen" in what and "not a 1-D integer" in what
 
     def zeroing_chunks(chunk_size, num_prefills, computed, offsets):
         result = chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, offsets)
         computed.zero_()
         return result
-    assert "changed its input num_computed_tokens_p_cpu" in _minimal(2, 1, chunks=zeroing_chunks).fault["what"]
+    assert "changed its input num_computed_tokens: entry 0" in _minimal(2, 1, chunks=zeroing_chunks).fault["what"]
 
 
 def test_a_chunker_is_judged_even_where_the_plan_rightly_refuses_the_block_size():
@@ -168,13 +169,28 @@ def test_a_chunker_is_judged_even_where_the_plan_rightly_refuses_the_block_size(
 @pytest.mark.parametrize("slip", ["column past the row's end", "checkpoint off the hash grid"])
 def test_a_planner_publishing_where_no_prefix_ends_is_caught(slip):
     def planner(seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block):
-        offsets, cols = (a.clone() for a in chunkmeta.compute_mamba_prefill_checkpoints(
-            seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block))
-        planned = offsets > 0
+        # The engine's planner takes and gives lists (vLLM's builder passes Python lists).
+        assert isinstance(seq_lens, list) and isinstance(query_lens, list)
+        offsets, cols = chunkmeta.compute_mamba_prefill_checkpoints(
+            seq_lens, query_lens, hash_block_size, mamba_block_size, alignment, drop_eagle_block)
         if slip == "column past the row's end":
-            cols[planned] += 10**6
+            cols = [c + 10**6 if o > 0 else c for o, c in zip(offsets, cols)]
         else:
-            offsets[planned & (offsets > 1)] -= 1
+            offsets = [o - 1 if o > 1 else o for o in offsets]
         return offsets, cols
     summary = _minimal(2, 1, checkpoints=planner, mode="align")
     assert summary.fault["rule"] == "checkpoint"
+
+
+def test_a_function_that_hangs_is_cut_short_at_the_timeout_and_is_its_fault():
+    import time
+
+    def hangs_on_a_resumed_row(chunk_size, num_prefills, computed, offsets):
+        if any(int(c) > 0 for c in computed):
+            time.sleep(60)
+        return chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, offsets)
+    started = time.monotonic()
+    summary = _minimal(2, 1, chunks=hangs_on_a_resumed_row, timeout=0.2)
+    assert summary.fault["function"] == "chunks" and "timed_out" in summary.fault["what"]
+    assert time.monotonic() - started < 30
+    assert "timeout=0.2" in str(summary), "the reproduce line carries the setting"

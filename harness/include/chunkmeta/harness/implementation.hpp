@@ -45,6 +45,10 @@ enum class FindingKind {
 };
 std::string_view to_string(FindingKind kind) noexcept;
 bool is_misbehaviour(FindingKind kind) noexcept;  // crashed ... changed_input
+// A crash, or a skipped answer (after which the door kills the program): the
+// process it ran in is gone, and the next call goes to another. Such a failure
+// is asked again as a replay asks it, in a fresh process (Implementation::restart).
+bool ends_its_process(FindingKind kind) noexcept;
 // The kind to_string names so, or nullopt.
 std::optional<FindingKind> parse_finding_kind(std::string_view name) noexcept;
 
@@ -121,6 +125,11 @@ struct Implementation {
   // Optional: makes the door's own first calls now and waits for them, so
   // that they are judged before any workload is sent (engine::check).
   std::function<void()> warm_up;
+  // Optional, for a door whose calls run in a process it keeps: ends that
+  // process, so that the next call goes to one started for it (warmed up, as a
+  // replay's is). A crash is asked again this way: one that follows from the
+  // calls before it (the process's 5th call) then does not crash again.
+  std::function<void()> restart;
 };
 
 // Answers for a prefix of `workloads` (at least one, at most all): one

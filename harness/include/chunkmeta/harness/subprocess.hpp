@@ -69,6 +69,9 @@ class Subprocess {
   // Starts the process if it is not running and waits for its warm-up's answers (kept as own calls).
   void warm_up();
 
+  // Ends the running process: the next run() goes to a fresh one (a spare, warm or warming up).
+  void restart();
+
   // The answers to its processes' warm-ups since the last call (OwnCall), to be judged.
   std::vector<OwnCall> take_own_calls();
 
