@@ -3,6 +3,9 @@
 // metadata say which token ran from which state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <random>
 #include <vector>
 
 #include "chunkmeta/kernel_view/kernel_view.hpp"
@@ -221,6 +224,224 @@ TEST(TheKernelsView, SaysAStateInWords) {
   EXPECT_EQ(to_string(State{1, 8}), "the state after 8 tokens of row 1");
   EXPECT_EQ(to_string(State{0, 1}, "sequence"), "the state after 1 token of sequence 0");
   EXPECT_EQ(to_string(kBad), "a BAD state");
+}
+
+// Speculative rows (Part 8's last section), made as vLLM's GDN builder makes
+// them: rows with drafts (drafts[r] >= 0) go to the speculative kernel, the
+// others to the ordinary ones; each partition's tokens are listed in batch
+// order; slots come from the block table's first num_spec + 1 columns.
+struct SpeculativeBatch {
+  I64 computed, q, drafts, accepted;  // accepted: each row's count at the step before (speculative rows)
+  std::vector<I32> block_table;       // per row, num_spec + 1 slots
+  std::int64_t num_spec = 2;
+  // What the builder gives (filled by build()).
+  I32 spec_tokens, spec_q{0}, spec_slots, counts, other_tokens, other_q{0}, other_slots;
+  std::int64_t decodes = 0, prefills = 0;
+
+  void build() {
+    for (std::size_t r = 0; r + 1 < q.size(); ++r) {
+      const bool spec = drafts[r] >= 0;
+      I32& tokens = spec ? spec_tokens : other_tokens;
+      for (std::int64_t t = q[r]; t < q[r + 1]; ++t) tokens.push_back(static_cast<std::int32_t>(t));
+      (spec ? spec_q : other_q).push_back(static_cast<std::int32_t>(tokens.size()));
+      if (spec) {
+        spec_slots.insert(spec_slots.end(), block_table[r].begin(), block_table[r].begin() + num_spec + 1);
+        counts.push_back(static_cast<std::int32_t>(accepted[r]));
+      } else {
+        other_slots.push_back(block_table[r][0]);
+        (q[r + 1] - q[r] == 1 ? decodes : prefills) += 1;
+      }
+    }
+  }
+  Batch batch() const { return {computed, q}; }
+  SpeculativeKernel speculative() const { return {{spec_tokens, spec_q}, spec_slots, num_spec + 1, counts}; }
+  OrdinaryKernels ordinary() const { return {{other_tokens, other_q}, other_slots, decodes, prefills}; }
+  std::optional<Fault> run(Slots& slots) const { return speculative_step(batch(), speculative(), ordinary(), slots); }
+};
+
+// The batch as vLLM orders it, decodes first: row 0 decodes with 2 drafts (3 tokens, c = 10), row 1 decodes 1
+// token without drafts (c = 7), row 2 decodes with 1 draft (c = 20), row 3 prefills 5 tokens from 0. Rows 0
+// and 2 accepted 2 and 1 tokens at the step before: their states are in the slots those counts name.
+SpeculativeBatch two_kernels() {
+  SpeculativeBatch b;
+  b.computed = {10, 7, 20, 0};
+  b.q = {0, 3, 4, 6, 11};
+  b.drafts = {2, -1, 1, -1};
+  b.accepted = {2, 0, 1, 0};
+  b.block_table = {{100, 101, 102}, {110, 111, 112}, {120, 121, 122}, {130, 131, 132}};
+  b.build();
+  return b;
+}
+Slots before_two_kernels() { return {{101, State{0, 10}}, {110, State{1, 7}}, {120, State{2, 20}}}; }
+
+TEST(TheSpeculativeView, RunsEachKernelsRowsFromTheSlotTheirCountNamesAndKeepsAStatePerToken) {
+  const auto b = two_kernels();
+  Slots slots = before_two_kernels();
+  const auto fault = b.run(slots);
+  EXPECT_EQ(fault, std::nullopt) << to_string(*fault);
+  // Slot j of a speculative row holds (r, c_r + j + 1); an ordinary row's slot its final state.
+  EXPECT_EQ(slots.at(100), (State{0, 11}));
+  EXPECT_EQ(slots.at(101), (State{0, 12}));
+  EXPECT_EQ(slots.at(102), (State{0, 13}));
+  EXPECT_EQ(slots.at(110), (State{1, 8}));
+  EXPECT_EQ(slots.at(120), (State{2, 21}));
+  EXPECT_EQ(slots.at(121), (State{2, 22}));
+  EXPECT_EQ(slots.at(130), (State{3, 5}));
+  // The next step: row 0 accepted 2 of its 3 tokens, so it has computed 12 and reads column 1.
+  SpeculativeBatch next;
+  next.computed = {12};
+  next.q = {0, 3};
+  next.drafts = {2};
+  next.accepted = {2};
+  next.block_table = {{100, 101, 102}};
+  next.build();
+  const auto next_fault = next.run(slots);
+  EXPECT_EQ(next_fault, std::nullopt) << to_string(*next_fault);
+}
+
+TEST(TheSpeculativeView, ReadsNoSlotForACountOfZero) {
+  // vLLM #50021 / #48475: a count of 0 read as column -1.
+  auto b = two_kernels();
+  b.counts[1] = 0;
+  Slots slots = before_two_kernels();
+  const auto fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->rule, "speculative");
+  EXPECT_EQ(fault->row, 2);
+  EXPECT_EQ(fault->what, "the speculative kernel's row 1 (row 2) reads its initial state from column -1 of its 3 slots "
+                         "(num_accepted_tokens 0), which does not exist: a count is 1 to 3");
+}
+
+TEST(TheSpeculativeView, ReadsTheWrongStateWhenTheCountsComeFromTheWrongPartition) {
+  // vLLM #55504: the counts of every row, not the speculative rows': row 2 is given row 1's entry.
+  auto b = two_kernels();
+  b.counts = {static_cast<std::int32_t>(b.accepted[0]), static_cast<std::int32_t>(b.accepted[1] + 2)};
+  Slots slots = before_two_kernels();
+  const auto fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "the speculative kernel's row 1 runs row 2's tokens 20..21 from slot 121, which no step has "
+                         "written; it must hold the state after 20 tokens of row 2 (the slot its accepted count names)");
+}
+
+TEST(TheSpeculativeView, LosesTheTokensOfARowNoKernelRunsOrThatTheDecodeKernelCutsToOne) {
+  auto b = two_kernels();
+  b.prefills = 0;  // the prefill counted out: row 1's tokens never run
+  Slots slots = before_two_kernels();
+  auto fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "packed tokens 6..10 never run by any kernel: row 3's tokens 0..4 are lost");
+  b = two_kernels();
+  b.decodes = 2;  // the prefill counted as a decode: the decode kernel runs one of its 5 tokens
+  b.prefills = 0;
+  slots = before_two_kernels();
+  fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "the decode kernel's row 1 is row 3, with 5 tokens: the decode kernel runs one, the rest "
+                         "(tokens 1..4) never run");
+  b = two_kernels();
+  b.prefills = 2;  // a row counted twice
+  slots = before_two_kernels();
+  fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "the ordinary kernels are told of 1 decode and 2 prefills; their partition has 2 rows: the "
+                         "kernels run rows that are not there");
+}
+
+TEST(TheSpeculativeView, RunsATokenListedTwiceTwiceAndOneOfAnotherRowFromABadState) {
+  auto b = two_kernels();
+  b.other_tokens.insert(b.other_tokens.begin() + 1, 5);  // row 2's last token also run by the prefill kernel
+  for (std::size_t k = 2; k < b.other_q.size(); ++k) ++b.other_q[k];
+  Slots slots = before_two_kernels();
+  auto fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "the prefill kernel's row 1 runs packed token 6 (row 3's token at 0) after packed token 5 (row "
+                         "2's token at 21): from the state after 22 tokens of row 2, its state is BAD");
+  b = two_kernels();
+  b.other_tokens.insert(b.other_tokens.begin(), 3);  // row 1's decode listed twice, from the same slot
+  b.other_q.insert(b.other_q.begin() + 1, 1);
+  for (std::size_t k = 2; k < b.other_q.size(); ++k) ++b.other_q[k];
+  b.other_slots.insert(b.other_slots.begin(), 110);
+  ++b.decodes;
+  slots = before_two_kernels();
+  fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "packed token 3 of row 1 run twice, the second time by the decode kernel's row 1");
+  b = two_kernels();
+  std::swap(b.spec_tokens[0], b.spec_tokens[1]);
+  slots = before_two_kernels();
+  fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->rule, "speculative");
+  EXPECT_EQ(fault->row, 0);
+}
+
+// Generated: random batches over two steps, made as the builder makes them, are right; any other count a
+// speculative row is given at the second step names a slot holding another state (or none): a fault, every time.
+TEST(TheSpeculativeView, PassesTheBuildersMetadataAcrossStepsAndFaultsEveryOtherCount) {
+  std::mt19937_64 random(20261207);
+  const auto draw = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(random);
+  };
+  int counts_tried = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::int64_t num_spec = draw(1, 4), rows = draw(1, 6);
+    SpeculativeBatch first;
+    first.num_spec = num_spec;
+    first.q = {0};
+    Slots slots;
+    // Decodes first (with drafts or not), then prefills, as vLLM orders the batch.
+    std::vector<int> kind(static_cast<std::size_t>(rows));
+    for (auto& k : kind) k = static_cast<int>(draw(0, 2));  // 0: speculative, 1: decode, 2: prefill
+    std::sort(kind.begin(), kind.end(), [](int a, int b) { return (a == 2) < (b == 2); });
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const int k = kind[static_cast<std::size_t>(r)];
+      const std::int64_t c = k == 2 ? draw(0, 1) * draw(1, 50) : draw(1, 1000);
+      const std::int64_t drafts = k == 0 ? draw(0, num_spec) : -1;
+      const std::int64_t n = k == 0 ? 1 + drafts : k == 1 ? 1 : draw(2, 40);
+      first.computed.push_back(c);
+      first.q.push_back(first.q.back() + n);
+      first.drafts.push_back(drafts);
+      first.accepted.push_back(k == 0 ? draw(1, num_spec + 1) : 0);
+      I32 table;
+      for (std::int64_t j = 0; j <= num_spec; ++j) table.push_back(static_cast<std::int32_t>(1000 * r + j));
+      first.block_table.push_back(table);
+      // Its state before the step, where the builder's metadata says it is read from.
+      if (c > 0) slots[table[static_cast<std::size_t>(k == 0 ? first.accepted.back() - 1 : 0)]] = State{r, c};
+    }
+    first.build();
+    auto fault = first.run(slots);
+    ASSERT_EQ(fault, std::nullopt) << to_string(*fault);
+    // Step two: every row decodes on, each speculative row having accepted some of its tokens.
+    SpeculativeBatch second;
+    second.num_spec = num_spec;
+    second.q = {0};
+    second.block_table = first.block_table;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      const std::int64_t ran = first.q[i + 1] - first.q[i];
+      const bool spec = first.drafts[i] >= 0;
+      const std::int64_t accepted = spec ? draw(1, ran) : ran;
+      second.computed.push_back(first.computed[i] + accepted);
+      second.accepted.push_back(spec ? accepted : 0);
+      second.drafts.push_back(spec ? draw(0, num_spec) : -1);
+      second.q.push_back(second.q.back() + (spec ? 1 + second.drafts.back() : 1));
+    }
+    second.build();
+    Slots after = slots;
+    fault = second.run(after);
+    ASSERT_EQ(fault, std::nullopt) << to_string(*fault);
+    for (std::size_t k = 0; k < second.counts.size(); ++k) {
+      for (std::int32_t other = 0; other <= static_cast<std::int32_t>(num_spec) + 1; ++other) {
+        if (other == second.counts[k]) continue;
+        SpeculativeBatch wrong = second;
+        wrong.counts[k] = other;
+        Slots tried = slots;
+        EXPECT_TRUE(wrong.run(tried)) << "count " << other << " instead of " << second.counts[k] << ", trial " << trial;
+        ++counts_tried;
+      }
+    }
+  }
+  EXPECT_GT(counts_tried, 300);
 }
 
 }  // namespace

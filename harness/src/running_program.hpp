@@ -308,6 +308,8 @@ struct Subprocess::State {
             if (auto* crash = std::get_if<Misbehaviour>(&own_calls.back().answer)) crash->summary += " (the process " + how + ")";
           }
         }
+        // Its stderr is the evidence of its own warm-up call (kept with it): the replacement's is its own.
+        stderr_tail.clear();
         child = process::stop_requested() ? std::nullopt : spawn();
       }
     }

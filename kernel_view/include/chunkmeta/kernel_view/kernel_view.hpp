@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -127,5 +128,47 @@ std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, c
 // when o_r > 0; -1 exactly when o_r = 0.
 std::optional<Fault> checkpoints(const Batch& batch, std::span<const std::int64_t> offsets, const Scan& scanned,
                                  std::span<const std::int32_t> checkpoint_chunk_indices);
+
+// Speculative rows (Part 8's last section; vLLM's GDNAttentionMetadataBuilder):
+// a step's packed tokens go to two kernels, each running its partition's rows
+// on state slots. A slot holds a state (or was never written).
+using Slots = std::map<std::int64_t, State>;
+// One kernel's share of the batch: it runs packed tokens
+// token_index[query_start_loc[k]] .. token_index[query_start_loc[k+1] - 1] as
+// its row k, in that order (the batch's packed tokens themselves when
+// `all_tokens_in_order`: vLLM's non-speculative partition of a batch without
+// drafts, token_index empty).
+struct Partition {
+  std::span<const std::int32_t> token_index;
+  std::span<const std::int32_t> query_start_loc;
+  bool all_tokens_in_order = false;
+  std::size_t rows() const { return query_start_loc.empty() ? 0 : query_start_loc.size() - 1; }
+};
+// The speculative kernel: its row k reads its initial state from slot
+// state_indices[k][num_accepted_tokens[k] - 1] (the count its row accepted at
+// the step before) and writes the state after its j-th token (from 0) to slot
+// state_indices[k][j]; `slots_per_row` = num_spec + 1 columns. The other
+// kernel: its row k reads slot state_indices[k] (a row with computed tokens;
+// one with none starts from its zero state) and writes its final state there;
+// its first `decodes` rows are run by the decode kernel, one token each, and
+// the next `prefills` by the prefill kernel (rows past them are not run).
+struct SpeculativeKernel {
+  Partition tokens;
+  std::span<const std::int32_t> state_indices;
+  std::int64_t slots_per_row = 1;
+  std::span<const std::int32_t> num_accepted_tokens;
+};
+struct OrdinaryKernels {
+  Partition tokens;
+  std::span<const std::int32_t> state_indices;
+  std::int64_t decodes = 0, prefills = 0;
+};
+// Right when every packed token of `batch` is run exactly once, by one kernel,
+// from the state before it (its row's, after the tokens before it; the first
+// of a kernel row from the slot it reads, which must hold (r, c_r)). `slots`
+// holds the states before the step and is left with those after it, written
+// in the kernels' order (speculative first). The first fault, in words.
+std::optional<Fault> speculative_step(const Batch& batch, const SpeculativeKernel& speculative,
+                                      const OrdinaryKernels& ordinary, Slots& slots);
 
 }  // namespace chunkmeta::kernel_view
