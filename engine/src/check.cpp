@@ -113,14 +113,15 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
       // Invalid input cannot be shrunk (every shrink step keeps a workload valid): reported as found.
       reported.counterexample = *found;
       if (options.write_reports) reported.files = harness::write_counterexample(*found, report_dir_of(options), &error);
-    } else if (const bool fresh = harness::ends_its_process(found->finding.kind);
-               detail::asked_again_when_found(found->finding.kind) && !fails_again(impl, *found, found->workload)) {
-      // Failed once, passes now: reported as found, flaky (never shrunk: the shrink would follow chance).
+    } else if (const int passed = detail::asked_again_when_found(found->finding.kind)
+                                      ? detail::passes_when_asked_again(found->finding.kind,
+                                                                        [&] { return fails_again(impl, *found, found->workload); })
+                                      : 0;
+               passed > 0) {
+      // Failed, then passed: reported as found, flaky (never shrunk: the shrink would follow chance).
       detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
       reported.counterexample = *found;
-      int passed = 1;
-      for (int ask = 1; ask < detail::kTimesAskedAgain; ++ask) passed += fails_again(impl, *found, found->workload) ? 0 : 1;
-      watch.did_not_fail_again(passed, detail::kTimesAskedAgain, fresh);
+      watch.did_not_fail_again(passed, found->finding.kind);
       reported.files = watch.finish(reported.counterexample, &error);
     } else {
       detail::ShrinkWatch watch(options, impl.name + ", " + found->property);

@@ -234,21 +234,23 @@ class Round {
   // The shrunk failure of a crash confirmed: `held` when it fails again, else
   // the case found (which failed again when it was found), not fully shrunk.
   Failure confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch);
-  // Where a failure is asked again. A crash ends its process, so it is asked
-  // again as a replay asks it: in a process started for it (Implementation::
-  // restart). One that follows from the calls before it (the process's 5th
-  // call, a leak) then passes, and is reported flaky, never minimal.
-  enum class Where { same_process, fresh_process };
-  static Where where_asked_again(const Counterexample& cx);
-  // The verdict on `c` asked once more, never from the memo; the memo keeps the new answers.
-  std::optional<Counterexample> fails_again(const Case& c, Where where, std::vector<Answer>* answers = nullptr);
-  // It failed again, or the run was interrupted (then the doors answer with the reference).
-  bool holds_when_asked_again(const Case& c, Where where, std::vector<Answer>* answers = nullptr);
-  // The found failure asked again: false when it passed the first time it
-  // was asked again (a failure by chance or by what ran before: a shrink
-  // would follow it astray). It is then asked kTimesAskedAgain - 1 more times, to say
-  // how often it fails, and reported as found, its status "flaky (...)",
-  // with the answer it gave when it passed.
+  int passed_when_asked_again_ = 0;  // reproduces(): how often the case found passed, for its "reproduce"
+  // The case `c` asked once more in the process that runs (never from the memo; the memo keeps the
+  // new answers): its verdict.
+  std::optional<Counterexample> case_fails_again(const Case& c);
+  // A failure asked again as it must hold: the case's asks (any failure of
+  // the case); or, for one that ends its process, the workload it ended on
+  // alone, in a process started for it, ending it the same way: as a replay
+  // asks the report. A crash that follows from the calls before it (the
+  // process's 5th call, the 3rd ask of a relation) then passes, and is
+  // flaky, never minimal. `right`: its answer to the finding's workload when
+  // that was right. True too once the run is interrupted (the doors then
+  // answer with the reference: asking proves nothing).
+  bool fails_again(const Failure& failure, std::optional<harness::Outcome>* right = nullptr);
+  // The found failure asked again (detail::passes_when_asked_again): false
+  // when it passed (a failure by chance or by what ran before: a shrink
+  // would follow it astray); it is then reported as found, its status
+  // "flaky (...)", with the answer it gave when it passed.
   bool reproduces(Failure& found, detail::ShrinkWatch& watch);
 
   // The earlier properties' minimal reports (not duplicates themselves).

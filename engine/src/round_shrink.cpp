@@ -102,7 +102,7 @@ Failure Round::shrink(Failure failure, detail::ShrinkWatch& watch) {
       if (!failing) return std::nullopt;
       const std::size_t at = from + failing->first;
       // A step is taken only on a failure that holds: asked again, it fails again.
-      if (!asked_again_when_shrinking(failing->second) || holds_when_asked_again(batch[at], Where::same_process)) {
+      if (!asked_again_when_shrinking(failing->second) || interrupted() || case_fails_again(batch[at]) || interrupted()) {
         latest = std::move(failing->second);
         return at;
       }
@@ -143,62 +143,65 @@ bool Round::asked_again_when_shrinking(const Counterexample& cx) {
 
 Failure Round::confirmed_after_the_shrink(const Failure& found, Failure held, detail::ShrinkWatch& watch) {
   const bool shrunk = !(held.found == found.found);
-  if (!shrunk || holds_when_asked_again(held.found, where_asked_again(held.counterexample))) return held;
+  if (!shrunk || fails_again(held)) return held;
   watch.stopped_because("the smaller case did not fail again when it was asked again");
   return found;
 }
 
-Round::Where Round::where_asked_again(const Counterexample& cx) {
-  return harness::ends_its_process(cx.finding.kind) ? Where::fresh_process : Where::same_process;
-}
-
-std::optional<Counterexample> Round::fails_again(const Case& c, Where where, std::vector<Answer>* answers) {
-  if (where == Where::fresh_process && impl_.restart) impl_.restart();
+std::optional<Counterexample> Round::case_fails_again(const Case& c) {
   const auto asks = property_.asks(c);
-  auto again = answer_one_by_one(asks, false);
+  const auto again = answer_one_by_one(asks, false);
   if (memo_ != nullptr) {
     for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], again[a]);
   }
-  auto verdict = judge(c, asks, again);
-  if (answers != nullptr) *answers = std::move(again);
-  return verdict;
+  return judge(c, asks, again);
 }
 
 bool Round::interrupted() const { return options_.stop_requested && options_.stop_requested(); }
 
-bool Round::holds_when_asked_again(const Case& c, Where where, std::vector<Answer>* answers) {
-  // Once the run is interrupted the doors answer with the reference: asking again proves nothing.
-  return interrupted() || fails_again(c, where, answers) || interrupted();
+bool Round::fails_again(const Failure& failure, std::optional<harness::Outcome>* right) {
+  if (interrupted()) return true;
+  const Counterexample& cx = failure.counterexample;
+  std::vector<Workload> asks;
+  std::vector<Answer> answers;
+  bool failed = false;
+  if (harness::ends_its_process(cx.finding.kind)) {
+    if (impl_.restart) impl_.restart();
+    asks = {cx.workload};
+    answers = answer_one_by_one(asks, false);
+    const auto* m = std::get_if<harness::Misbehaviour>(&answers.front());
+    failed = m != nullptr && m->kind == cx.finding.kind;
+  } else {
+    asks = property_.asks(failure.found);
+    answers = answer_one_by_one(asks, false);
+    failed = judge(failure.found, asks, answers).has_value();
+  }
+  if (memo_ != nullptr) {
+    for (std::size_t a = 0; a < asks.size(); ++a) memo_->keep(spec_, asks[a], answers[a]);
+  }
+  if (interrupted()) return true;
+  for (std::size_t a = 0; !failed && right != nullptr && a < asks.size(); ++a) {
+    const auto* outcome = std::get_if<harness::Outcome>(&answers[a]);
+    if (asks[a] == cx.workload && outcome != nullptr) *right = *outcome;
+  }
+  return failed;
 }
 
 bool Round::reproduces(Failure& found, detail::ShrinkWatch& watch) {
-  if (!asked_again_when_found(found.counterexample.finding.kind)) return true;
-  const Where where = where_asked_again(found.counterexample);
-  std::vector<Answer> answers;
-  if (holds_when_asked_again(found.found, where, &answers)) return true;
-  // It passed once: flaky whatever comes next. The asks left say how often it fails.
-  int passed = 1;
-  for (int ask = 1; ask < kTimesAskedAgain; ++ask) {
-    std::vector<Answer> more;
-    if (!holds_when_asked_again(found.found, where, &more)) {
-      ++passed;
-      answers = std::move(more);
-    }
-  }
-  // Both answers in the report: the failing one (the finding's) and the last right one.
   Counterexample& cx = found.counterexample;
-  const std::string in_where = where == Where::fresh_process ? ", each in a fresh process" : "";
-  const std::string times = std::to_string(kTimesAskedAgain) + " times";
-  const auto asks = property_.asks(found.found);
-  for (std::size_t a = 0; a < asks.size() && a < answers.size(); ++a) {
-    const auto* outcome = std::get_if<harness::Outcome>(&answers[a]);
-    if (!(asks[a] == cx.workload) || outcome == nullptr) continue;
-    cx.related.insert(cx.related.begin(), {"the same workload, asked again " + times + in_where + ": right " +
-                                               std::to_string(passed) + " of them (its output the last time below)",
-                                           asks[a], *outcome, nullptr});
-    break;
+  if (!asked_again_when_found(cx.finding.kind)) return true;
+  std::optional<harness::Outcome> right;
+  passed_when_asked_again_ = detail::passes_when_asked_again(cx.finding.kind, [&] { return fails_again(found, &right); });
+  if (passed_when_asked_again_ == 0) return true;
+  // Both answers in the report: the failing one (the finding's) and a right one.
+  if (right) {
+    cx.related.insert(cx.related.begin(),
+                      {"the same workload, asked again " + std::to_string(detail::kTimesAskedAgain) + " times" +
+                           (harness::ends_its_process(cx.finding.kind) ? ", each in a fresh process" : "") + ": right " +
+                           std::to_string(passed_when_asked_again_) + " of them (its output the last time below)",
+                       cx.workload, *right, nullptr});
   }
-  watch.did_not_fail_again(passed, kTimesAskedAgain, where == Where::fresh_process);
+  watch.did_not_fail_again(passed_when_asked_again_, cx.finding.kind);
   return false;
 }
 
@@ -306,7 +309,8 @@ bool Round::report(Failure& found, std::uint64_t seed, detail::ShrinkWatch& watc
   cx.cases_before_failure = cases_before;
   cx.reproduce = !reproducible ? "--seed " + std::to_string(seed) + " draws the case again (case " +
                                      std::to_string(cases_before + 1) + " of property " + property_.name +
-                                     "), but it did not fail again when asked " + std::to_string(kTimesAskedAgain) + " more times"
+                                     "), but asked again " + std::to_string(detail::kTimesAskedAgain) + " times it passed " +
+                                     std::to_string(passed_when_asked_again_) + " of them"
                                : "--seed " + std::to_string(seed) + " draws it again: case " +
                                      std::to_string(cases_before + 1) + " of property " + property_.name + ", then " +
                                      std::to_string(result_.shrinks) + " shrink steps";

@@ -115,14 +115,28 @@ std::optional<harness::WrittenFiles> ShrinkWatch::finish(harness::Counterexample
   return files;
 }
 
-void ShrinkWatch::did_not_fail_again(int passed, int asked, bool in_fresh_processes) {
-  const std::string times = std::to_string(asked) + " times";
-  const std::string how_often = passed == asked ? "passed each of the " + times
-                                                : "then passed " + std::to_string(passed) + " of the " + times;
-  flaky("it failed once and " + how_often + " the same case was asked again" +
-        (in_fresh_processes ? ", each in a fresh process: a crash that follows from the calls before it in its process, "
-                              "or randomness"
-                            : ": a race, state kept between calls, or randomness"));
+void ShrinkWatch::did_not_fail_again(int passed, harness::FindingKind kind) {
+  const std::string times = std::to_string(kTimesAskedAgain) + " times";
+  const std::string how_often = passed == kTimesAskedAgain ? "failed once and passed each of the " + times
+                                                           : "failed, then passed " + std::to_string(passed) + " of the " + times;
+  const std::string why = kind == harness::FindingKind::crashed
+                              ? ", each in a fresh process: a crash that follows from the calls before it in its "
+                                "process, or randomness"
+                          : kind == harness::FindingKind::missing_output
+                              ? ", each in a fresh process: a line skipped because of the calls before it in its "
+                                "process, or randomness"
+                              : ": a race, state kept between calls, or randomness";
+  flaky("it " + how_often + " the same case was asked again" + why);
+}
+
+int passes_when_asked_again(harness::FindingKind kind, const std::function<bool()>& fails_again) {
+  const int must_fail = harness::ends_its_process(kind) ? 2 : 1;
+  int passed = 0;
+  for (int ask = 1; ask <= kTimesAskedAgain; ++ask) {
+    if (!fails_again()) ++passed;
+    if (passed == 0 && ask == must_fail) return 0;
+  }
+  return passed;
 }
 
 }  // namespace chunkmeta::engine::detail

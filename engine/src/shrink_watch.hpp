@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,12 @@ inline constexpr int kTimesAskedAgain = 3;
 inline bool asked_again_when_found(harness::FindingKind kind) {
   return kind != harness::FindingKind::timed_out && kind != harness::FindingKind::superlinear_cost;
 }
+// How many of the kTimesAskedAgain asks of a failure of `kind` passed, asked
+// by `fails_again` (true: it failed again as it did). 0 when it holds: its
+// first asks failed, two of them for a failure that ends its process (each
+// costs only a process start, and a crash by chance comes again as often as
+// not), one otherwise. Once one passes, all are asked, to say how often.
+int passes_when_asked_again(harness::FindingKind kind, const std::function<bool()>& fails_again);
 
 class ShrinkWatch {
  public:
@@ -47,9 +54,10 @@ class ShrinkWatch {
   }
   // The failure did not fail again when asked again: reported as found, "flaky (why)".
   void flaky(std::string why) { flaky_ = std::move(why); }
-  // ... it passed `passed` of the `asked` times it was asked again, each in a
-  // fresh process or not: "flaky (it failed once and passed each of ...)".
-  void did_not_fail_again(int passed, int asked, bool in_fresh_processes);
+  // ... it passed `passed` of the kTimesAskedAgain times it was asked again (a
+  // failure of `kind`: one that ends its process in a fresh one each time):
+  // "flaky (it failed once and passed each of ...)".
+  void did_not_fail_again(int passed, harness::FindingKind kind);
   // Why the run ended early ("" when it ran to the end).
   const std::string& stop_reason() const { return stop_reason_; }
 

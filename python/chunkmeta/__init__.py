@@ -762,7 +762,7 @@ def check_steps(*, chunks=None, plan=None, checkpoints=None, block_size=None, ch
         raise ValueError(f"seed must be an int from 0 to 2**64 - 1 or None (a random one), not {seed!r}")
     if arrays not in (None, "torch", "numpy", "lists"):
         raise ValueError(f"arrays must be 'torch', 'numpy', 'lists' or None (what is installed), not {arrays!r}")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0):
         raise ValueError(f"timeout must be seconds (0 or None: no limit), not {timeout!r}")
     kind = _arrays(arrays)
     run_seed = random.SystemRandom().randrange(1 << 63) if seed is None else seed

@@ -75,7 +75,7 @@ void add_steps(py::module_& m) {
         options.max_requests = max_requests;
         options.max_steps = max_steps;
         const auto started = std::chrono::steady_clock::now();
-        const CheckResult result = check(given.functions(), lives, seed, options);
+        const CheckResult result = check(given.functions(), lives, seed, options, [&given] { return given.interrupted(); });
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (given.interrupted()) {
           // After Ctrl-C every call was answered by the reference: nothing it passed was judged.

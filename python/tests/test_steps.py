@@ -109,6 +109,9 @@ def test_settings_outside_their_domain_are_refused_before_anything_runs():
         chunkmeta.check_steps(block_size=0)
     with pytest.raises(TypeError, match="plan"):
         chunkmeta.check_steps(plan=3)
+    for timeout in (float("nan"), -1, "10"):
+        with pytest.raises(ValueError, match="timeout"):
+            chunkmeta.check_steps(timeout=timeout)
 
 
 def test_a_function_the_mode_never_calls_is_refused_not_named_in_a_verdict():

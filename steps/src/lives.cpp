@@ -218,11 +218,12 @@ Shrunk shrink(Life life, Fault fault, const Functions& functions, bool sizes_fix
   return shrunk;
 }
 
-CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t seed, const DrawOptions& options) {
+CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t seed, const DrawOptions& options,
+                  const std::function<bool()>& stop_requested) {
   CheckResult result;
   result.seed = seed;
   std::mt19937_64 rng(seed);
-  for (; result.lives < lives; ++result.lives) {
+  for (; result.lives < lives && !(stop_requested && stop_requested()); ++result.lives) {
     Life life = draw(rng, options);
     if (auto fault = run(life, functions, &result.tally)) {
       ++result.lives;

@@ -24,8 +24,11 @@ std::variant<Json, std::string> ask(const harness::Implementation& impl, Json in
     std::string_view evidence = m->detail;
     while (!evidence.empty() && (evidence.back() == '\n' || evidence.back() == ' ')) evidence.remove_suffix(1);
     const std::string detail = harness::printable_line(evidence);
-    return std::string(harness::to_string(m->kind)) + ": " + harness::printable_line(m->summary) +
-           (detail.empty() ? "" : " [" + detail + "]");
+    const std::string summary = harness::printable_line(m->summary);
+    const std::string kind(harness::to_string(m->kind));
+    // Named by its kind once: "raised ValueError: boom", "crashed: the process exited with status 3 ...".
+    const std::string named = summary.rfind(kind + " ", 0) == 0 ? summary : kind + ": " + summary;
+    return named + (detail.empty() ? "" : " [" + detail + "]");
   }
   const auto& outcome = std::get<harness::Outcome>(answer);
   if (!outcome) return outcome.error().message();

@@ -146,7 +146,9 @@ struct CheckResult {
   bool flaky = false;                // the failing life passed when run again (then not shrunk, or not kept)
   std::uint64_t seed = 0;
 };
-CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t seed, const DrawOptions& options);
+// `stop_requested` (optional) is asked before each life: true ends the run there (Ctrl-C in Python).
+CheckResult check(const Functions& functions, std::int64_t lives, std::uint64_t seed, const DrawOptions& options,
+                  const std::function<bool()>& stop_requested = nullptr);
 
 // A run's report, as check_steps() and `chunkmeta steps` print it: "VERIFIED steps (...)" with what
 // the lives did, or "NOT VERIFIED steps (...)" with the fault, the minimal life, the step's inputs and
