@@ -264,7 +264,9 @@ def run(cell, scratch):
         wanted = STATUS_OF.get(cell.behaviour)
         if wanted and not any(status.startswith(wanted) for status in statuses):
             problems.append(f"statuses {statuses}, expected one starting {wanted!r}")
-        if not wanted and any(status.startswith("flaky") for status in statuses):
+        # A misbehaviour on a process's first calls depends on the calls before it: asked again later in the same
+        # process (where no warm-up took those calls, as in a plugin run in process) it passes, and is rightly flaky.
+        if not wanted and cell.when != "first" and any(status.startswith("flaky") for status in statuses):
             problems.append(f"statuses {statuses}: a deterministic misbehaviour called flaky")
     return {"door": cell.door, "behaviour": cell.behaviour, "when": cell.when, "exit": code,
             "findings": sorted(kinds), "over_s": round(over, 2),
