@@ -106,7 +106,8 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
     if (best == nullptr || size(cx.workload) < size(best->workload)) best = &cx;
   }
   std::ostringstream text;
-  for (const auto& [kind, found] : smallest) {
+  for (const auto& entry : smallest) {
+    const harness::Counterexample* found = entry.second;  // a name of its own: lambdas below capture it
     Reported reported;
     std::string error;
     if (impl.spec->validate(found->workload)) {
