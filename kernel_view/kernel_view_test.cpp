@@ -365,7 +365,10 @@ TEST(TheSpeculativeView, RunsATokenListedTwiceTwiceAndOneOfAnotherRowFromABadSta
   slots = before_two_kernels();
   fault = b.run(slots);
   ASSERT_TRUE(fault);
-  EXPECT_EQ(fault->what, "packed token 3 of row 1 run twice, the second time by the decode kernel's row 1");
+  // Run twice from one slot: the two rows of one launch also both write it, which is found first.
+  EXPECT_EQ(fault->what, "the decode kernel's row 0 and the decode kernel's row 1 both write slot 110 in one launch of "
+                         "the ordinary kernels: it holds the state after 8 tokens of row 1 or the state after 8 tokens "
+                         "of row 1, whichever lands last");
   b = two_kernels();
   std::swap(b.spec_tokens[0], b.spec_tokens[1]);
   slots = before_two_kernels();
@@ -442,6 +445,76 @@ TEST(TheSpeculativeView, PassesTheBuildersMetadataAcrossStepsAndFaultsEveryOther
     }
   }
   EXPECT_GT(counts_tried, 300);
+}
+
+// One speculative row over three steps (num_spec 2): step 1 runs 3 tokens and accepts 1; step 2 runs 1
+// token; step 3 claims 2 accepted. Slot 101 still holds the state after the draft token that step 1 ran at
+// position 11 and the row rejected: not the row's state after 12 tokens, whatever position it names.
+TEST(TheSpeculativeView, ReadsARejectedDraftsStateAsBad) {
+  Slots slots{{100, State{0, 10}}};
+  const auto step = [&](std::int64_t computed, std::int64_t tokens, std::int32_t count) {
+    SpeculativeBatch b;
+    b.computed = {computed};
+    b.q = {0, tokens};
+    b.drafts = {tokens - 1};
+    b.accepted = {count};
+    b.block_table = {{100, 101, 102}};
+    b.build();
+    return b.run(slots);
+  };
+  ASSERT_EQ(step(10, 3, 1), std::nullopt);
+  ASSERT_EQ(step(11, 1, 1), std::nullopt);
+  const auto fault = step(12, 1, 2);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "the speculative kernel's row 0 runs row 0's token 12 from slot 101, which holds a BAD state; "
+                         "it must hold the state after 12 tokens of row 0 (the slot its accepted count names)");
+}
+
+TEST(TheSpeculativeView, FaultsTwoRowsOfOneLaunchThatTouchOneSlot) {
+  // Row 0 keeps its third token's state in slot 201, which row 1 (one token, count 2) reads in the same launch.
+  SpeculativeBatch b;
+  b.computed = {10, 20};
+  b.q = {0, 3, 4};
+  b.drafts = {2, 0};
+  b.accepted = {2, 2};
+  b.block_table = {{100, 101, 201}, {200, 201, 203}};
+  b.build();
+  Slots slots{{101, State{0, 10}}, {201, State{1, 20}}};
+  auto fault = b.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "the speculative kernel's row 1 reads slot 201, which the speculative kernel's row 0 writes in "
+                         "the same launch of the speculative kernel: it reads the state after 20 tokens of row 1 or the "
+                         "state after 13 tokens of row 0, whichever comes first");
+  // A decode and a fresh prefill given one slot.
+  SpeculativeBatch shared;
+  shared.computed = {7, 0};
+  shared.q = {0, 1, 6};
+  shared.drafts = {-1, -1};
+  shared.accepted = {0, 0};
+  shared.block_table = {{110, 0, 0}, {110, 0, 0}};
+  shared.build();
+  slots = {{110, State{0, 7}}};
+  fault = shared.run(slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "the decode kernel's row 0 and the prefill kernel's row 1 both write slot 110 in one launch of "
+                         "the ordinary kernels: it holds the state after 8 tokens of row 0 or the state after 5 tokens "
+                         "of row 1, whichever lands last");
+}
+
+TEST(TheSpeculativeView, RefusesASlotWidthWhoseProductWrapsAndSaysAGapPerRow) {
+  const I64 computed{1, 1, 1, 1}, q{0, 1, 2, 3, 4};
+  const I32 tokens{0, 1, 2, 3}, spec_q{0, 1, 2, 3, 4}, counts{1, 1, 1, 1}, none{}, other_q{0};
+  Slots slots;
+  auto fault = speculative_step({computed, q}, {{tokens, spec_q}, none, std::int64_t{1} << 62, counts},
+                                {{none, other_q}, none, 0, 0}, slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->rule, "speculative");
+  // A gap over two rows names the first row's tokens, in the grammar of their count.
+  const I64 c2{7, 0}, q2{0, 1, 6};
+  const I32 in_order_q{0, 1, 6}, two_slots{110, 111};
+  fault = speculative_step({c2, q2}, {{none, I32{0}}, none, 1, none}, {{none, in_order_q, true}, two_slots, 0, 0}, slots);
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->what, "packed token 0 never run by any kernel: row 0's token 7 is lost");
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // and the ordinary ones (decode, then prefill: one slot per row). Each kernel
 // row runs a run of packed tokens from the state in the slot it reads; every
 // token must run once, from the state before it. O(rows + the partitions'
-// token indices), which the metadata itself lists one by one.
+// token indices, and the slots held), which the metadata itself lists one by one.
 #include <algorithm>
 #include <vector>
 
@@ -21,16 +21,41 @@ struct Run {
   std::string kernel_row;  // "the speculative kernel's row 1"
 };
 
+// One kernel launch: its rows run side by side, so each reads the slots as they were before it, and a
+// slot one row writes is read or written by no other row of the launch (else which state lands is a race).
+struct Access {
+  std::int64_t slot = 0;
+  std::size_t kernel_row = 0;  // index into the launch's names
+  State state;                 // a write's
+};
+struct Launch {
+  std::vector<std::string> names;
+  std::vector<Access> reads, writes;
+  std::size_t name(const std::string& who) {
+    if (names.empty() || names.back() != who) names.push_back(who);
+    return names.size() - 1;
+  }
+};
+
 class StepJudge {
  public:
   StepJudge(const Batch& batch, Slots& slots) : batch_(batch), slots_(slots) {
     total_ = batch.rows() == 0 ? 0 : batch.query_start_loc[batch.rows()] - batch.query_start_loc[0];
+    // A slot holding a row's state past its computed tokens holds a rejected draft's state (a draft
+    // token the row did not accept, or garbage): BAD, whatever position it names.
+    for (auto& [slot, state] : slots_) {
+      if (state.row >= 0 && static_cast<std::size_t>(state.row) < batch.rows() &&
+          state.tokens > batch.computed_of(static_cast<std::size_t>(state.row))) {
+        state = kBad;
+      }
+    }
   }
 
   std::optional<Fault> speculative(const SpeculativeKernel& kernel) {
     const std::size_t rows = kernel.tokens.rows();
     const std::int64_t width = kernel.slots_per_row;
-    if (width < 1 || kernel.state_indices.size() != rows * static_cast<std::size_t>(width)) {
+    if (width < 1 || kernel.state_indices.size() % static_cast<std::size_t>(width) != 0 ||
+        kernel.state_indices.size() / static_cast<std::size_t>(width) != rows) {
       return fault("the speculative kernel has " + count_words(static_cast<std::int64_t>(rows), "row") + " and " +
                    count_words(static_cast<std::int64_t>(kernel.state_indices.size()), "state index") + ", not " +
                    std::to_string(width) + " per row");
@@ -40,7 +65,7 @@ class StepJudge {
                    count_words(static_cast<std::int64_t>(kernel.num_accepted_tokens.size()), "entry") + " for the " +
                    count_words(static_cast<std::int64_t>(rows), "speculative row") + ": a row's count goes to another row");
     }
-    Slots after = slots_;
+    Launch launch;
     for (std::size_t k = 0; k < rows; ++k) {
       const std::string who = "the speculative kernel's row " + std::to_string(k);
       Run run;
@@ -56,7 +81,7 @@ class StepJudge {
                          std::to_string(accepted) + "), which does not exist: a count is 1 to " + std::to_string(width),
                      run.row);
       }
-      if (auto wrong = read(who, run, slot_of(accepted - 1), true)) return wrong;
+      if (auto wrong = read(who, run, slot_of(accepted - 1), true, launch)) return wrong;
       if (run.count > width) {
         return fault(who + " runs " + count_words(run.count, "token") + " of row " + std::to_string(run.row) + ", more than its " +
                          count_words(width, "state slot") + ": the states after the last " +
@@ -64,12 +89,11 @@ class StepJudge {
                      run.row);
       }
       for (std::int64_t j = 0; j < run.count; ++j) {
-        if (auto wrong = write(who, run, slot_of(j), position(run) + j + 1, after)) return wrong;
+        if (auto wrong = write(who, run, slot_of(j), position(run) + j + 1, launch)) return wrong;
       }
       runs_.push_back(std::move(run));
     }
-    slots_ = std::move(after);
-    return std::nullopt;
+    return finish(launch, "the speculative kernel");
   }
 
   std::optional<Fault> ordinary(const OrdinaryKernels& kernels) {
@@ -83,7 +107,7 @@ class StepJudge {
                    count_words(kernels.prefills, "prefill") + "; their partition has " +
                    count_words(static_cast<std::int64_t>(rows), "row") + ": the kernels run rows that are not there");
     }
-    Slots after = slots_;
+    Launch launch;
     for (std::size_t k = 0; k < static_cast<std::size_t>(kernels.decodes + kernels.prefills); ++k) {
       const bool decode = static_cast<std::int64_t>(k) < kernels.decodes;
       const std::string who = std::string("the ") + (decode ? "decode" : "prefill") + " kernel's row " + std::to_string(k);
@@ -98,17 +122,16 @@ class StepJudge {
       }
       const std::int64_t slot = kernels.state_indices[k];
       if (position(run) > 0) {
-        if (auto wrong = read(who, run, slot, false)) return wrong;
+        if (auto wrong = read(who, run, slot, false, launch)) return wrong;
       } else if (run.first != row_start(run.row)) {
         return fault(who + " starts row " + std::to_string(run.row) + " from its zero state at its token " +
                          std::to_string(position(run)) + ": its state is BAD",
                      run.row);
       }
-      if (auto wrong = write(who, run, slot, position(run) + run.count, after)) return wrong;
+      if (auto wrong = write(who, run, slot, position(run) + run.count, launch)) return wrong;
       runs_.push_back(std::move(run));
     }
-    slots_ = std::move(after);
-    return std::nullopt;
+    return finish(launch, "the ordinary kernels");
   }
 
   // Every packed token ran once: the runs tile [0, T).
@@ -149,18 +172,21 @@ class StepJudge {
     return "packed token " + std::to_string(packed) + " (row " + std::to_string(row) + "'s token at " +
            std::to_string(batch_.computed_of(static_cast<std::size_t>(row)) + packed - row_start(row)) + ")";
   }
+  // The first row's tokens of a gap [begin, end) that no kernel ran.
   Fault never_run(std::int64_t begin, std::int64_t end) const {
     const std::int64_t row = row_of(begin);
     const std::int64_t last = std::min(end, row_start(row) + batch_.tokens_of(static_cast<std::size_t>(row)));
     const std::int64_t at = batch_.computed_of(static_cast<std::size_t>(row)) + begin - row_start(row);
-    return fault("packed " + tokens_words(begin, end) + " never run by any kernel: row " + std::to_string(row) + "'s " +
-                     tokens_words(at, at + last - begin) + " are lost",
+    return fault("packed " + tokens_words(begin, last) + " never run by any kernel: row " + std::to_string(row) + "'s " +
+                     tokens_words(at, at + last - begin) + (last - begin == 1 ? " is" : " are") + " lost",
                  row);
   }
 
   // Kernel row k's tokens, read from its partition: one run of one row's consecutive packed tokens.
   std::optional<Fault> read_run(const Partition& part, std::size_t k, const std::string& who, Run& run) const {
-    const std::int64_t begin = part.query_start_loc[k], end = part.query_start_loc[k + 1];
+    // In order, the partition's offsets are the batch's own: only differences are read, as of q.
+    const std::int64_t origin = part.all_tokens_in_order ? part.query_start_loc[0] : 0;
+    const std::int64_t begin = part.query_start_loc[k] - origin, end = part.query_start_loc[k + 1] - origin;
     const auto listed = part.all_tokens_in_order ? total_ : static_cast<std::int64_t>(part.token_index.size());
     if (begin < 0 || end < begin || end > listed) {
       return fault(who + " runs entries " + std::to_string(begin) + " to " + std::to_string(end) + " of its partition's " +
@@ -190,10 +216,14 @@ class StepJudge {
     return std::nullopt;
   }
 
-  std::optional<Fault> read(const std::string& who, const Run& run, std::int64_t slot, bool speculative) const {
+  std::optional<Fault> read(const std::string& who, const Run& run, std::int64_t slot, bool speculative,
+                            Launch& launch) const {
     const State wanted{run.row, position(run)};
     const auto held = slots_.find(slot);
-    if (held != slots_.end() && held->second == wanted) return std::nullopt;
+    if (held != slots_.end() && held->second == wanted) {
+      launch.reads.push_back({slot, launch.name(who), wanted});
+      return std::nullopt;
+    }
     const std::string there = slot < 0                  ? ", which does not exist"
                               : held == slots_.end()    ? ", which no step has written"
                                                         : ", which holds " + to_string(held->second);
@@ -204,13 +234,41 @@ class StepJudge {
   }
 
   std::optional<Fault> write(const std::string& who, const Run& run, std::int64_t slot, std::int64_t tokens,
-                             Slots& after) const {
+                             Launch& launch) const {
     if (slot < 0) {
       return fault(who + " keeps " + to_string(State{run.row, tokens}) + " in slot " + std::to_string(slot) +
                        ", which does not exist",
                    run.row);
     }
-    after[slot] = State{run.row, tokens};
+    launch.writes.push_back({slot, launch.name(who), State{run.row, tokens}});
+    return std::nullopt;
+  }
+
+  // The launch's writes land (a row's later write to a slot replaces its earlier one), unless two of its
+  // rows touch one slot. O((reads + writes) log writes).
+  std::optional<Fault> finish(Launch& launch, const std::string& kernel) {
+    std::stable_sort(launch.writes.begin(), launch.writes.end(),
+                     [](const Access& a, const Access& b) { return a.slot < b.slot; });
+    for (std::size_t w = 1; w < launch.writes.size(); ++w) {
+      const Access &a = launch.writes[w - 1], &b = launch.writes[w];
+      if (a.slot == b.slot && a.kernel_row != b.kernel_row) {
+        return fault(launch.names[a.kernel_row] + " and " + launch.names[b.kernel_row] + " both write slot " +
+                         std::to_string(a.slot) + " in one launch of " + kernel + ": it holds " + to_string(a.state) +
+                         " or " + to_string(b.state) + ", whichever lands last",
+                     b.state.row);
+      }
+    }
+    for (const Access& r : launch.reads) {
+      const auto at = std::lower_bound(launch.writes.begin(), launch.writes.end(), r.slot,
+                                       [](const Access& a, std::int64_t slot) { return a.slot < slot; });
+      if (at != launch.writes.end() && at->slot == r.slot && at->kernel_row != r.kernel_row) {
+        return fault(launch.names[r.kernel_row] + " reads slot " + std::to_string(r.slot) + ", which " +
+                         launch.names[at->kernel_row] + " writes in the same launch of " + kernel +
+                         ": it reads " + to_string(r.state) + " or " + to_string(at->state) + ", whichever comes first",
+                     r.state.row);
+      }
+    }
+    for (const Access& w : launch.writes) slots_[w.slot] = w.state;
     return std::nullopt;
   }
 

@@ -165,9 +165,16 @@ struct OrdinaryKernels {
 };
 // Right when every packed token of `batch` is run exactly once, by one kernel,
 // from the state before it (its row's, after the tokens before it; the first
-// of a kernel row from the slot it reads, which must hold (r, c_r)). `slots`
-// holds the states before the step and is left with those after it, written
-// in the kernels' order (speculative first). The first fault, in words.
+// of a kernel row from the slot it reads, which must hold (r, c_r)), and no two
+// rows of one launch touch a slot one of them writes (they run side by side).
+// `slots` holds the states before the step and is left with those after it,
+// written launch by launch (speculative first). A slot holding a row's state
+// past its computed tokens holds a rejected draft's: BAD. Slots name states by
+// batch row: a caller whose rows move between steps renumbers them. The batch
+// is taken as valid (computed has B entries or none, q non-decreasing); a row
+// with no computed tokens starts from its zero state in the ordinary kernels
+// (vLLM's prefill path zeroes it; its decode kernel is assumed to be given a
+// zeroed slot). O(rows + listed tokens + slots held). The first fault, in words.
 std::optional<Fault> speculative_step(const Batch& batch, const SpeculativeKernel& speculative,
                                       const OrdinaryKernels& ordinary, Slots& slots);
 
