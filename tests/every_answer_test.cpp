@@ -322,6 +322,11 @@ TEST(ACorpusEntry, ThatFailsOnceIsReportedFlakyWhateverTheFailure) {
     EXPECT_EQ(cx.workload.rows(), 2u) << "reported as found, not shrunk";
     EXPECT_EQ(cx.status.find("fresh process") != std::string::npos, crash) << cx.status;
     EXPECT_EQ(restarts->load(), crash ? 3 : 0) << "a crash is asked again in a fresh process each time";
+    ASSERT_FALSE(cx.related.empty()) << "the right answer it gave when asked again, beside the failing one";
+    EXPECT_EQ(cx.related.front().workload, cx.workload);
+    EXPECT_TRUE(cx.related.front().actual == std::optional<Outcome>(spec.reference(cx.workload))) << "its right answer";
+    EXPECT_NE(cx.related.front().role.find("right 3 of them"), std::string::npos) << cx.related.front().role;
+    EXPECT_EQ(cx.related.front().role.find("fresh process") != std::string::npos, crash) << cx.related.front().role;
   }
 }
 

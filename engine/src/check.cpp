@@ -80,15 +80,40 @@ bool ReplayResult::failed(const std::string& implementation) const {
 
 namespace {
 
-// Whether `impl` fails on `w` again the way `cx` says, asked again as the run
-// loop asks a case it found (Round::reproduces): in a fresh process for a
-// failure that ends its process.
-bool fails_again(const harness::Implementation& impl, const harness::Counterexample& cx, const Workload& w) {
-  if (harness::ends_its_process(cx.finding.kind) && impl.restart) impl.restart();
-  const harness::CorpusEntry entry{{}, impl.spec, w, {}};
-  const auto again = harness::replay(entry, std::span<const harness::Implementation>(&impl, 1));
-  return std::any_of(again.begin(), again.end(),
-                     [&](const harness::Counterexample& c) { return c.finding.kind == cx.finding.kind; });
+// Whether `impl` fails on `cx`'s workload again the way `cx` says, asked as a
+// replay asks it; `right` receives its answer when it is right.
+bool fails_again(const harness::Implementation& impl, const harness::Counterexample& cx,
+                 std::optional<harness::Outcome>* right = nullptr) {
+  auto again = harness::ask_again_as_a_replay_does(impl, cx.workload, cx.finding.kind);
+  const auto* outcome = std::get_if<harness::Outcome>(&again.answer);
+  if (!again.failed && right != nullptr && outcome != nullptr) *right = std::move(*outcome);
+  return again.failed;
+}
+
+// Shrinks a failing corpus entry through `impl` (in batches); `reported` becomes
+// the smallest case that still fails, or stays the entry as found.
+void shrink_replay_failure(const harness::Implementation& impl, const harness::Counterexample& found,
+                           const SuiteOptions& options, const PropertyTable& table, detail::ShrinkWatch& watch,
+                           harness::Counterexample& reported) {
+  harness::ShrinkOptions shrink;
+  shrink.stop_requested = [&watch] { return watch.should_stop(); };
+  if (!options.excluded_classes.empty())
+    shrink.allowed = [&](const Workload& w) { return outside_domain(table, options, w).empty(); };
+  if (impl.shrinking) impl.shrinking(true);
+  auto shrunk = harness::shrink_failure(found.workload, std::span<const harness::Implementation>(&impl, 1),
+                                        found.property, shrink, [&watch](const harness::Counterexample& smaller) {
+                                          harness::Counterexample copy = smaller;
+                                          watch.on_failure(copy);
+                                        });
+  if (impl.shrinking) impl.shrinking(false);
+  if (shrunk.empty()) return;  // it did not fail again (a flaky implementation): the entry as found is the report
+  // A crash's shrink steps were not asked twice (each costs a process): the case reached is, in a fresh one.
+  if (harness::ends_its_process(found.finding.kind) && !(shrunk.front().workload == found.workload) &&
+      !fails_again(impl, shrunk.front())) {
+    watch.stopped_because("the smaller case did not fail again when it was asked again");
+    return;
+  }
+  reported = std::move(shrunk.front());
 }
 
 // The corpus entries are real failing workloads: for each kind of finding of
@@ -114,41 +139,17 @@ void report_replay_failures(const harness::Implementation& impl, ReplayResult& r
       // Invalid input cannot be shrunk (every shrink step keeps a workload valid): reported as found.
       reported.counterexample = *found;
       if (options.write_reports) reported.files = harness::write_counterexample(*found, report_dir_of(options), &error);
-    } else if (const int passed = detail::asked_again_when_found(found->finding.kind)
-                                      ? detail::passes_when_asked_again(found->finding.kind,
-                                                                        [&] { return fails_again(impl, *found, found->workload); })
-                                      : 0;
-               passed > 0) {
-      // Failed, then passed: reported as found, flaky (never shrunk: the shrink would follow chance).
-      detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
-      reported.counterexample = *found;
-      watch.did_not_fail_again(passed, found->finding.kind);
-      reported.files = watch.finish(reported.counterexample, &error);
     } else {
       detail::ShrinkWatch watch(options, impl.name + ", " + found->property);
-      harness::Counterexample first = *found;
-      watch.on_failure(first);
-      harness::ShrinkOptions shrink;
-      shrink.stop_requested = [&watch] { return watch.should_stop(); };
-      if (!options.excluded_classes.empty())
-        shrink.allowed = [&](const Workload& w) { return outside_domain(table, options, w).empty(); };
-      if (impl.shrinking) impl.shrinking(true);
-      auto shrunk = harness::shrink_failure(found->workload, std::span<const harness::Implementation>(&impl, 1),
-                                            found->property, shrink,
-                                            [&watch](const harness::Counterexample& smaller) {
-                                              harness::Counterexample copy = smaller;
-                                              watch.on_failure(copy);
-                                            });
-      if (impl.shrinking) impl.shrinking(false);
-      // It may not fail again (a flaky implementation): then the entry as found is the report. A crash's
-      // shrink steps were not asked twice (each costs a process): the case reached is, in a fresh one.
-      reported.counterexample = shrunk.empty() ? *found : std::move(shrunk.front());
-      if (!shrunk.empty() && harness::ends_its_process(found->finding.kind) &&
-          !(reported.counterexample.workload == found->workload) &&
-          !fails_again(impl, reported.counterexample, reported.counterexample.workload)) {
-        reported.counterexample = *found;
-        watch.stopped_because("the smaller case did not fail again when it was asked again");
-      }
+      reported.counterexample = *found;
+      watch.on_failure(reported.counterexample);
+      // Failed, then passed when asked again: reported as found, flaky (never shrunk: the shrink would follow chance).
+      const bool flaky = detail::asked_again_when_found(found->finding.kind) &&
+                         detail::ask_found_failure_again(reported.counterexample, watch,
+                                                         [&](std::optional<harness::Outcome>* right) {
+                                                           return fails_again(impl, *found, right);
+                                                         }) > 0;
+      if (!flaky) shrink_replay_failure(impl, *found, options, table, watch, reported.counterexample);
       reported.files = watch.finish(reported.counterexample, &error);
     }
     text << harness::render(reported.counterexample, reported.files);
@@ -269,7 +270,7 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
     for (const auto& impl : implementations) {
       if (result.replay.failed(impl.name)) report_replay_failures(impl, result.replay, suite, table);
     }
-    if (result.replay.text.size() > before) tell("Smallest failing corpus workloads, shrunk:\n" + result.replay.text.substr(before));
+    if (result.replay.text.size() > before) tell("Smallest failing corpus workloads (shrunk unless flaky):\n" + result.replay.text.substr(before));
   }
   // A first call's failure leads the suite (judge_own_calls); a misbehaviour there runs no property.
   const auto first_calls_of = [&](const std::string& name) -> std::optional<PropertyResult> {

@@ -14,6 +14,10 @@ namespace {
 constexpr auto kWriteEvery = std::chrono::milliseconds(250);
 constexpr auto kTellEvery = std::chrono::seconds(2);
 
+std::string in_a_fresh_process(harness::FindingKind kind) {
+  return harness::ends_its_process(kind) ? ", each in a fresh process" : "";
+}
+
 }  // namespace
 
 ShrinkWatch::ShrinkWatch(const SuiteOptions& options, std::string label)
@@ -120,13 +124,30 @@ void ShrinkWatch::did_not_fail_again(int passed, harness::FindingKind kind) {
   const std::string how_often = passed == kTimesAskedAgain ? "failed once and passed each of the " + times
                                                            : "failed, then passed " + std::to_string(passed) + " of the " + times;
   const std::string why = kind == harness::FindingKind::crashed
-                              ? ", each in a fresh process: a crash that follows from the calls before it in its "
-                                "process, or randomness"
+                              ? "a crash that follows from the calls before it in its process, or randomness"
                           : kind == harness::FindingKind::missing_output
-                              ? ", each in a fresh process: a line skipped because of the calls before it in its "
-                                "process, or randomness"
-                              : ": a race, state kept between calls, or randomness";
-  flaky("it " + how_often + " the same case was asked again" + why);
+                              ? "a line skipped because of the calls before it in its process, or randomness"
+                              : "a race, state kept between calls, or randomness";
+  flaky("it " + how_often + " the same case was asked again" + in_a_fresh_process(kind) + ": " + why);
+}
+
+std::string how_asked_again(harness::FindingKind kind) {
+  return "asked again " + std::to_string(kTimesAskedAgain) + " times" + in_a_fresh_process(kind);
+}
+
+int ask_found_failure_again(harness::Counterexample& cx, ShrinkWatch& watch,
+                            const std::function<bool(std::optional<harness::Outcome>*)>& fails_again) {
+  std::optional<harness::Outcome> right;
+  const int passed = passes_when_asked_again(cx.finding.kind, [&] { return fails_again(&right); });
+  if (passed == 0) return 0;
+  // Both answers in the report: the failing one (the finding's) and a right one.
+  if (right) {
+    cx.related.insert(cx.related.begin(), {"the same workload, " + how_asked_again(cx.finding.kind) + ": right " +
+                                               std::to_string(passed) + " of them (its output the last time below)",
+                                           cx.workload, *right, nullptr});
+  }
+  watch.did_not_fail_again(passed, cx.finding.kind);
+  return passed;
 }
 
 int passes_when_asked_again(harness::FindingKind kind, const std::function<bool()>& fails_again) {

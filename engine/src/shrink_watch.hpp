@@ -33,6 +33,17 @@ inline bool asked_again_when_found(harness::FindingKind kind) {
 // costs only a process start, and a crash by chance comes again as often as
 // not), one otherwise. Once one passes, all are asked, to say how often.
 int passes_when_asked_again(harness::FindingKind kind, const std::function<bool()>& fails_again);
+// How a failure of `kind` is asked again, for the reports' words: "asked again
+// 3 times", and ", each in a fresh process" for one that ends its process.
+std::string how_asked_again(harness::FindingKind kind);
+
+class ShrinkWatch;
+// The found failure `cx` asked again (passes_when_asked_again) by `fails_again`,
+// which sets its argument to a right answer to cx's workload when one comes.
+// When an ask passed, the report says so: the right answer beside the failing
+// one, and `watch` marks it flaky. Returns how many of the asks passed.
+int ask_found_failure_again(harness::Counterexample& cx, ShrinkWatch& watch,
+                            const std::function<bool(std::optional<harness::Outcome>*)>& fails_again);
 
 class ShrinkWatch {
  public:

@@ -164,6 +164,15 @@ std::optional<Finding> check_implementation(const Implementation& implementation
   return judge(*implementation.spec, workload, implementation.compute(workload));
 }
 
+AskedAgain ask_again_as_a_replay_does(const Implementation& implementation, const Workload& workload,
+                                      FindingKind kind) {
+  if (ends_its_process(kind) && implementation.restart) implementation.restart();
+  AskedAgain again{implementation.compute(workload), false};
+  const auto finding = judge(*implementation.spec, workload, again.answer);
+  again.failed = finding && finding->kind == kind;
+  return again;
+}
+
 namespace {
 
 // check_all's body. An implementation that takes valid workloads only (an

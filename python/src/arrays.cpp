@@ -815,8 +815,19 @@ std::string shape_text(int ndim, const Py_ssize_t* shape) {
 
 }  // namespace
 
+namespace {
+
+bool a_flood(const char* name, std::size_t entries, std::size_t most_entries, std::string* why) {
+  if (entries <= most_entries) return false;
+  *why = std::string(name) + " of " + std::to_string(entries) + " entries, more than an answer to this workload can hold (" +
+         std::to_string(most_entries) + ")";
+  return true;
+}
+
+}  // namespace
+
 std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns,
-                                      std::string* dtype) {
+                                      std::size_t most_entries, std::string* dtype) {
   Int32Array out;
   const std::string shape_wanted = columns == 1 ? "1-D" : "of shape (N, 2)";
   if (dtype != nullptr) dtype->clear();
@@ -846,6 +857,7 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
     void* data = PyLong_AsVoidPtr(call_method(value, names().data_ptr).ptr());
     const long long entries = PyLong_AsLongLong(call_method(value, names().numel).ptr());
     if (entries < 0) throw py::error_already_set();
+    if (a_flood(name, static_cast<std::size_t>(entries), most_entries, why)) return std::nullopt;
     if (!storage_holds(value, data, entries, integer->bits / 8)) {
       *why = std::string(name) + " is a tensor of shape " + shape_of(value) +
              " whose storage holds fewer entries than its shape claims (a storage resized under it?)";
@@ -856,6 +868,7 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
   }
   if (is_list_or_tuple(value)) {
     const py::sequence items = py::reinterpret_borrow<py::sequence>(value);
+    if (a_flood(name, items.size() * static_cast<std::size_t>(columns), most_entries, why)) return std::nullopt;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
       if (columns == 1) {
@@ -889,7 +902,7 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
     if (!format || !shaped) {
       *why = std::string(name) + " is a " + describe_buffer(view, value) + " of shape " +
              shape_text(view.ndim, view.shape) + ", not a " + shape_wanted + " integer array";
-    } else {
+    } else if (!a_flood(name, static_cast<std::size_t>(view.len / view.itemsize), most_entries, why)) {
       if (dtype != nullptr) *dtype = (format->second ? "int" : "uint") + std::to_string(8 * format->first);
       read = append_entries(view.buf, view.len / view.itemsize, format->first, format->second, name, out, why);
     }

@@ -210,7 +210,9 @@ py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, I
 // integer tensors and buffers (any integer dtype, read as values), and lists
 // and tuples of ints (of pairs for `columns` 2). `dtype`, if given, receives
 // the tensor's or array's dtype name ("int32", "int64", ...; "" for a sequence).
-std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns = 1,
-                                      std::string* dtype = nullptr);
+// One of more than `most_entries` entries is a flood (harness::most_answer_entries),
+// refused before a single entry is read.
+std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns,
+                                      std::size_t most_entries, std::string* dtype = nullptr);
 
 }  // namespace chunkmeta::python

@@ -62,17 +62,15 @@ std::string type_name_of(py::handle object) {
   }
 }
 
-// What Python code under test gives as text (str() of what it raised, or
-// repr() of what it returned): whatever it is, a string; if str() or repr()
-// itself raises, that is said.
-std::string text_of(py::handle value, bool as_repr = false) {
-  const char* how = as_repr ? "repr" : "str";
+// What Python code under test gives as text (str() of what it raised):
+// whatever it is, a string; if str() itself raises, that is said.
+std::string text_of(py::handle value) {
   try {
-    return as_repr ? py::repr(value).cast<std::string>() : py::str(value).cast<std::string>();
+    return py::str(value).cast<std::string>();
   } catch (py::error_already_set& also) {
-    return "(" + std::string(how) + "() of it raised " + type_name_of(also.value()) + ")";
+    return "(str() of it raised " + type_name_of(also.value()) + ")";
   } catch (std::exception&) {
-    return "(" + std::string(how) + "() of it gave no text)";
+    return "(str() of it gave no text)";
   }
 }
 
@@ -123,8 +121,27 @@ Answer answer_for_exception(py::error_already_set& raised) {
   return Misbehaviour{FindingKind::raised, "raised " + type + ": " + message, traceback};
 }
 
+// repr() of what fn returned, bounded by reprlib as it is built: a flood of
+// millions of list items is shown by its first ones, never written out whole.
+std::string bounded_repr(py::handle value) {
+  try {
+    static const py::object* const shortener = [] {
+      auto* made = new py::object(py::module_::import("reprlib").attr("Repr")());  // kept for the process's life
+      made->attr("maxlist") = 24;
+      made->attr("maxtuple") = 24;
+      made->attr("maxother") = 400;
+      made->attr("maxstring") = 400;
+      made->attr("maxlong") = 60;
+      return made;
+    }();
+    return shortener->attr("repr")(value).cast<std::string>();
+  } catch (py::error_already_set& also) {
+    return "(repr() of it raised " + type_name_of(also.value()) + ")";
+  }
+}
+
 Misbehaviour malformed(py::handle result, std::string summary) {
-  return Misbehaviour{FindingKind::malformed_output, std::move(summary), text_of(result, true).substr(0, 400)};
+  return Misbehaviour{FindingKind::malformed_output, std::move(summary), bounded_repr(result).substr(0, 400)};
 }
 
 const char* count_word(std::size_t n) {
@@ -159,11 +176,13 @@ Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
     if (input.wide) wide = &input;
   }
   harness::Arrays arrays;
+  const std::size_t most_entries = harness::most_answer_entries(spec, w);
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const std::string name(outputs[i].name);
     std::string why;
     std::string dtype;
-    auto values = read_output(one ? result : result[py::int_(i)], name.c_str(), &why, outputs[i].columns, &dtype);
+    auto values = read_output(one ? result : result[py::int_(i)], name.c_str(), &why, outputs[i].columns,
+                              most_entries, &dtype);
     if (!values) return malformed(result, "returned " + why);
     // The engine's kernels read the dtype the spec gives: another one is not what they read.
     const std::string wanted(spec.dtype_of(outputs[i], w));
@@ -255,8 +274,8 @@ std::optional<Misbehaviour> input_changed_by(const Spec& spec, const py::tuple& 
 }
 
 // What a Python implementation shares with the run: Ctrl-C, and the time its
-// answers take. check() installs a SIGALRM handler that raises
-// chunkmeta._Timeout (in the main thread: elsewhere no alarm is set); how long
+// answers take. check() arms an alarm that raises chunkmeta._Timeout in fn
+// (SIGALRM in the main thread, a thread of its own elsewhere); how long
 // a call may take is the harness's one policy (harness/call_budget.hpp).
 // The last bound on a call: a function that goes on long after the alarm
 // cut it short (it catches the timeout in a retry loop, disarms SIGALRM, or

@@ -2,6 +2,7 @@
 
 import json
 import re
+import threading
 import time
 
 import pytest
@@ -87,6 +88,57 @@ def test_a_non_integer_output_entry_is_named_once():
     assert re.search(r"malformed_output: returned seq_idx\[0\] is <object object at 0x[0-9a-f]+> \(object\), not an integer",
                      message)
     assert "returned returned" not in message
+
+
+# Far more entries than any answer to a generated workload holds: refused before a single one is read.
+_FLOODS = {"tensor": torch.zeros(3_000_000, dtype=torch.int32), "list": [0] * 3_000_000,
+           "numpy": __import__("numpy").zeros(3_000_000, dtype="int32")}
+
+
+@pytest.mark.parametrize("kind", sorted(_FLOODS))
+@pytest.mark.parametrize("output", [0, 1, 2])
+def test_an_output_flooded_with_millions_of_entries_is_a_malformed_output_refused_unread(kind, output):
+    def flooding(chunk_size, num_prefills, computed, starts):
+        answer = list(reference_procedure.compute_chunk_metadata(chunk_size, num_prefills, computed, starts))
+        answer[output] = _FLOODS[kind]
+        return tuple(answer)
+
+    with pytest.raises(AssertionError) as raised:
+        chunkmeta.check(flooding, corpus=[], seed=5, fail_fast=True, database=None)
+    message = str(raised.value)
+    name = ("cu_chunk_seqlen", "seq_idx", "last_chunk_indices")[output]
+    assert re.search(r"malformed_output: returned " + name + r" of 3000000 entries, more than an answer to this "
+                     r"workload can hold \(\d+\)", message), message
+    assert len(message) < 20_000, "the evidence is the flood's first items, never all of them"
+
+
+def _raised_in_a_thread(run, wait=120):
+    """What run() raised when called off the main thread, where no SIGALRM reaches it."""
+    raised = []
+
+    def body():
+        try:
+            run()
+        except BaseException as error:  # noqa: B036 (handed to the test's thread)
+            raised.append(error)
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(wait)
+    assert not thread.is_alive(), f"still running after {wait} s: its calls were never cut short"
+    return raised[0] if raised else None
+
+
+def spins_on_batches_of_four_rows(chunk_size, num_prefills, computed, starts):
+    while num_prefills >= 4:
+        pass
+    return reference_procedure.compute_chunk_metadata(chunk_size, num_prefills, computed, starts)
+
+
+def test_a_call_past_its_timeout_is_cut_short_off_the_main_thread_too():
+    raised = _raised_in_a_thread(lambda: chunkmeta.check(spins_on_batches_of_four_rows, corpus=[], seed=5,
+                                                         fail_fast=True, database=None, timeout=0.5))
+    assert isinstance(raised, AssertionError), repr(raised)
+    assert "timed_out" in str(raised) and "4 rows" in str(raised), str(raised)
 
 
 def test_invalid_input_is_checked_when_the_function_raises_like_invalid_workload():

@@ -159,6 +159,16 @@ def test_outputs_that_are_not_integer_arrays_and_inputs_changed_in_place_are_the
     assert "changed its input num_computed_tokens: entry 0" in _minimal(2, 1, chunks=zeroing_chunks).fault["what"]
 
 
+def test_a_chunker_flooding_its_answer_is_a_malformed_output_refused_unread():
+    flood = torch.zeros(10_000_000, dtype=torch.int32)
+
+    def flooding_chunks(chunk_size, num_prefills, computed, offsets):
+        cu, seq, last = chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, offsets)
+        return cu, flood, last
+    what = _minimal(1, 1, chunks=flooding_chunks).fault["what"]
+    assert "malformed_output" in what and "seq_idx of 10000000 entries, more than an answer" in what, what
+
+
 def test_a_chunker_is_judged_even_where_the_plan_rightly_refuses_the_block_size():
     def one_token_too_many(chunk_size, num_prefills, computed, offsets):
         cu, seq, last = (a.clone() for a in chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed,
@@ -183,6 +193,28 @@ def test_a_planner_publishing_where_no_prefix_ends_is_caught(slip):
         return offsets, cols
     summary = _minimal(2, 1, checkpoints=planner, mode="align")
     assert summary.fault["rule"] == "checkpoint"
+
+
+def test_a_function_that_spins_off_the_main_thread_is_cut_short_at_the_timeout_too():
+    import threading
+
+    def spins_on_a_resumed_row(chunk_size, num_prefills, computed, offsets):
+        while any(int(c) > 0 for c in computed):
+            pass
+        return chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, offsets)
+    raised = []
+
+    def body():
+        try:
+            chunkmeta.check_steps(lives=LIVES, seed=3, chunks=spins_on_a_resumed_row, timeout=0.2)
+        except BaseException as error:  # noqa: B036 (handed to the test's thread)
+            raised.append(error)
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "its calls were never cut short off the main thread"
+    assert raised and isinstance(raised[0], chunkmeta.CheckFailed), raised
+    assert "timed_out" in raised[0].summary.fault["what"]
 
 
 def test_a_function_that_hangs_is_cut_short_at_the_timeout_and_is_its_fault():

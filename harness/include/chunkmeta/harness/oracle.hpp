@@ -102,6 +102,16 @@ std::optional<Finding> check_caller_buffers(const Spec& spec, const Workload& wo
 // Runs `implementation` on `workload` and judges its answer.
 std::optional<Finding> check_implementation(const Implementation& implementation, const Workload& workload);
 
+// A failure of `kind` asked again the way `chunkmeta replay` asks it: `workload`
+// alone, in a fresh process when the failure ends its process (ends_its_process:
+// the door's restart). Its answer, and whether it failed again the same way.
+struct AskedAgain {
+  Answer answer;
+  bool failed = false;
+};
+AskedAgain ask_again_as_a_replay_does(const Implementation& implementation, const Workload& workload,
+                                      FindingKind kind);
+
 // Runs the oracle on every implementation; one counterexample per failure,
 // labelled with `property` (e.g. "replay x.json", "fuzz differential").
 std::vector<Counterexample> check_all(const Workload& workload, std::span<const Implementation> implementations,

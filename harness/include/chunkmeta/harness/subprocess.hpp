@@ -25,8 +25,8 @@ struct SubprocessOptions {
   // failure line): a correct answer always fits, JSON or binary, at the
   // library's largest output, and a flood is cut off after a few times what
   // the workload's answer could hold.
-  std::size_t answer_allowance_bytes = std::size_t{1} << 16;
-  std::size_t answer_bytes_per_unit = 64;
+  std::size_t answer_allowance_bytes = kAnswerAllowanceEntries * 8;  // most_answer_entries, in the wire's int64s
+  std::size_t answer_bytes_per_unit = kAnswerEntriesPerUnit * 8;
 };
 
 // Where the time of a subprocess implementation went, for the check summary.
