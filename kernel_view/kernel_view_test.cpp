@@ -134,6 +134,56 @@ TEST(TheKernelsView, StoresWhatEachBlockOfPart3sExampleClaims) {
                        "resumes from");
 }
 
+TEST(TheKernelsView, ReadsAnAdequateFormulationsEndStatesOnDemandAsItsScanComputesThem) {
+  std::mt19937_64 random(20261208);
+  const auto draw = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(random); };
+  for (int batch = 0; batch < 2000; ++batch) {
+    const std::int64_t chunk_size = draw(1, 8);
+    Chunked cut;
+    cut.q = {draw(0, 3)};
+    cut.cu = {0};
+    for (std::int64_t rows = draw(0, 6), r = 0; r < rows; ++r) {
+      const std::int64_t tokens = draw(0, 3) == 0 ? 0 : draw(1, 30);
+      cut.computed.push_back(draw(0, 40));
+      cut.q.push_back(cut.q.back() + tokens);
+      // Any cutting into pieces of at most C tokens is kernel-adequate; a row without tokens has no chunk.
+      for (std::int64_t at = 0; at < tokens;) {
+        at = std::min(tokens, at + draw(1, chunk_size));
+        cut.cu.push_back(static_cast<std::int32_t>(cut.q[static_cast<std::size_t>(r)] - cut.q.front() + at));
+        cut.seq_idx.push_back(static_cast<std::int32_t>(r));
+      }
+      cut.last.push_back(tokens == 0 ? -1 : static_cast<std::int32_t>(cut.seq_idx.size()) - 1);
+    }
+    const Scan s = cut.run(chunk_size);
+    ASSERT_FALSE(s.fault) << to_string(*s.fault);
+    const ChunkEnds on_demand(cut.batch(), cut.arrays());
+    ASSERT_EQ(on_demand.size(), s.ends.size());
+    for (std::size_t k = 0; k < s.ends.size(); ++k) ASSERT_EQ(on_demand[k], s.ends[k]) << "chunk " << k;
+  }
+}
+
+TEST(TheKernelsView, JudgesAWritePlanOutOfOrderByItsLastWriteToEachBlock) {
+  // Part 3's example, C = 4, M = 8: the plan's writes in another order store the same states.
+  const Chunked step{{0, 6, 16}, {0, 20, 33, 36}, {0, 4, 8, 12, 16, 20, 22, 26, 30, 33, 36}, {0, 0, 0, 0, 0, 1, 1, 1, 1, 2},
+                     {4, 8, 9}};
+  const Scan s = step.run(4);
+  const ChunkEnds on_demand(step.batch(), step.arrays());
+  const I32 reads{0, 0, 1};
+  const I32 rows{2, 1, 0, 1, 0, 0, 1}, blocks{2, 2, 2, 0, 1, 0, 1}, chunks{9, 8, 4, 5, 3, 1, 7};
+  EXPECT_FALSE(cache_writes(step.batch(), 8, s, {rows, blocks, chunks}, reads));
+  EXPECT_FALSE(cache_writes(step.batch(), 8, on_demand, {rows, blocks, chunks}, reads));
+  // A wrong write to block (1, 0) that a later write to it replaces is harmless; the other way round it is not.
+  const I32 twice_rows{1, 0, 0, 0, 1, 1, 1, 2}, twice_blocks{0, 0, 1, 2, 0, 1, 2, 2}, right_last{6, 1, 3, 4, 5, 7, 8, 9};
+  EXPECT_FALSE(cache_writes(step.batch(), 8, on_demand, {twice_rows, twice_blocks, right_last}, reads));
+  const I32 swapped_rows{1, 0, 0, 0, 1, 1, 1, 2}, wrong_last{5, 1, 3, 4, 6, 7, 8, 9};
+  for (const ChunkEnds& ends : {ChunkEnds(s), on_demand}) {
+    const auto fault = cache_writes(step.batch(), 8, ends, {swapped_rows, twice_blocks, wrong_last}, reads);
+    ASSERT_TRUE(fault);
+    EXPECT_EQ(fault->what, "block (1, 0) holds the state after 12 tokens of row 1 (write 4, chunk 6); it claims the state "
+                           "after 8 tokens of row 1");
+  }
+}
+
 TEST(TheKernelsView, CatchesVllmsFinalWriteOfARowWithoutTokens) {
   // c = [8, 0], q = [0, 0, 3], C = 4, M = 8: the loop's final write for row 0 (last chunk -1, read by
   // Python as the batch's last) overwrites block (0, 0), which holds (0, 8), with row 1's state.

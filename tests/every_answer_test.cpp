@@ -101,6 +101,27 @@ TEST_P(EveryProperty, FailsAFunctionThatIsWrongAfterItsFirstCalls) {
       << "judged as " << harness::to_string(result.counterexample->finding.kind) << ", not against the reference";
 }
 
+// The flood bound (Spec::most_answer_entries) never refuses a right answer: every workload any property
+// asks, huge batches included, has a reference answer within three quarters of it.
+TEST_P(EveryProperty, AsksNoWorkloadWhoseRightAnswerIsRefusedAsAFlood) {
+  const auto& [spec, name] = GetParam();
+  const auto& table = properties::table_of(*spec);
+  auto largest = std::make_shared<double>(0);  // the largest share of the bound a right answer took
+  const Implementation measuring = harness::in_process(
+      "measuring", "the reference, measured against the flood bound", *spec, [spec = spec, largest](const Workload& w) -> Answer {
+        Outcome right = spec->reference(w);
+        if (right.ok()) {
+          std::size_t entries = 0;
+          for (const auto& output : right.value()) entries += output.size();
+          *largest = std::max(*largest, static_cast<double>(entries) / static_cast<double>(spec->most_answer_entries(w)));
+        }
+        return right;
+      });
+  const auto result = engine::run_property(*table.find(name), measuring, options_for("flood-" + std::string(spec->name())), &table);
+  EXPECT_TRUE(result.passed) << result.message;
+  EXPECT_LT(*largest, 0.75) << "a right answer took " << *largest << " of the flood bound";
+}
+
 INSTANTIATE_TEST_SUITE_P(EverySpec, EveryProperty, testing::ValuesIn(every_property_that_asks()),
                          [](const testing::TestParamInfo<SpecProperty>& info) {
                            std::string name = std::string(info.param.spec->name()) + "_" + info.param.property;
@@ -327,6 +348,59 @@ TEST(ACorpusEntry, ThatFailsOnceIsReportedFlakyWhateverTheFailure) {
     EXPECT_TRUE(cx.related.front().actual == std::optional<Outcome>(spec.reference(cx.workload))) << "its right answer";
     EXPECT_NE(cx.related.front().role.find("right 3 of them"), std::string::npos) << cx.related.front().role;
     EXPECT_EQ(cx.related.front().role.find("fresh process") != std::string::npos, crash) << cx.related.front().role;
+  }
+}
+
+// A corpus entry is flaky exactly when one of its asks passes: a failure of another kind on an ask (a crash,
+// then a wrong answer; a wrong answer, then a raise) still fails, and its right answer is never one that failed.
+TEST(ACorpusEntry, IsFlakyExactlyWhenAnAskPassesWhateverKindEachFailureIs) {
+  const harness::Spec& spec = *harness::all_specs().front();
+  const auto& table = properties::table_of(spec);
+  const auto corpus = scratch_dir("flaky-or-not-corpus");
+  std::filesystem::create_directories(corpus);
+  {
+    std::ofstream entry(corpus / "entry.json");
+    entry << R"({"chunk_size":4,"num_computed_tokens":[3,0],"query_start_loc":[0,5,9]})";
+  }
+  enum class Then { right, wrong, crash, raise };
+  const auto answer = [&spec](Then how, const Workload& w) -> Answer {
+    switch (how) {
+      case Then::right: return spec.reference(w);
+      case Then::wrong: return wrong(spec, w);
+      case Then::crash: return crashed();
+      case Then::raise: return harness::Misbehaviour{harness::FindingKind::raised, "raised ValueError: boom", ""};
+    }
+    return spec.reference(w);
+  };
+  const char* const names[] = {"right", "wrong", "crash", "raise"};
+  for (const Then first : {Then::wrong, Then::crash}) {
+    for (const Then later : {Then::right, Then::wrong, Then::crash, Then::raise}) {
+      if (later == first) continue;
+      for (const int failing_asks : {1, 2}) {
+        SCOPED_TRACE(std::string(names[static_cast<int>(first)]) + ", then " + names[static_cast<int>(later)] + " after " +
+                     std::to_string(failing_asks) + " failing asks");
+        auto calls = std::make_shared<std::atomic<long long>>(0);
+        const Implementation impl = harness::in_process(
+            "first-then", "fails one way, then another or not at all", spec,
+            [&answer, calls, first, later, failing_asks](const Workload& w) -> Answer {
+              return ++*calls <= failing_asks ? answer(first, w) : answer(later, w);
+            });
+        engine::CheckOptions options;
+        options.suite = options_for("flaky-or-not");
+        options.corpus = {corpus};
+        options.generate = false;
+        const auto result = engine::check(table, {impl}, options);
+        ASSERT_EQ(result.replay.reported.size(), 1u);
+        const auto& cx = result.replay.reported.front().counterexample;
+        const bool flaky = later == Then::right;
+        EXPECT_EQ(cx.status.rfind("flaky (", 0) == 0, flaky) << cx.status;
+        const bool right_shown = !cx.related.empty() && cx.related.front().role.find("right") != std::string::npos;
+        EXPECT_EQ(right_shown, flaky) << "a right answer is shown exactly when one came";
+        if (right_shown) {
+          EXPECT_TRUE(cx.related.front().actual == std::optional<Outcome>(spec.reference(cx.workload)));
+        }
+      }
+    }
   }
 }
 

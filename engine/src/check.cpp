@@ -80,14 +80,14 @@ bool ReplayResult::failed(const std::string& implementation) const {
 
 namespace {
 
-// Whether `impl` fails on `cx`'s workload again the way `cx` says, asked as a
-// replay asks it; `right` receives its answer when it is right.
+// Whether `impl` fails on `cx`'s workload again, asked as a replay asks it;
+// `right` receives its answer when it is right.
 bool fails_again(const harness::Implementation& impl, const harness::Counterexample& cx,
                  std::optional<harness::Outcome>* right = nullptr) {
   auto again = harness::ask_again_as_a_replay_does(impl, cx.workload, cx.finding.kind);
-  const auto* outcome = std::get_if<harness::Outcome>(&again.answer);
-  if (!again.failed && right != nullptr && outcome != nullptr) *right = std::move(*outcome);
-  return again.failed;
+  auto* outcome = std::get_if<harness::Outcome>(&again.answer);
+  if (!again.failed() && right != nullptr && outcome != nullptr) *right = std::move(*outcome);
+  return again.failed();
 }
 
 // Shrinks a failing corpus entry through `impl` (in batches); `reported` becomes
@@ -106,7 +106,12 @@ void shrink_replay_failure(const harness::Implementation& impl, const harness::C
                                           watch.on_failure(copy);
                                         });
   if (impl.shrinking) impl.shrinking(false);
-  if (shrunk.empty()) return;  // it did not fail again (a flaky implementation): the entry as found is the report
+  if (shrunk.empty()) {  // it passed when the shrink asked it: the entry as found is the report, asked again to say how often
+    const int passed = detail::ask_found_failure_again(
+        reported, watch, [&](std::optional<harness::Outcome>* right) { return fails_again(impl, found, right); });
+    if (passed == 0) watch.stopped_because("it passed once when the shrink asked it, and failed when it was asked again");
+    return;
+  }
   // A crash's shrink steps were not asked twice (each costs a process): the case reached is, in a fresh one.
   if (harness::ends_its_process(found.finding.kind) && !(shrunk.front().workload == found.workload) &&
       !fails_again(impl, shrunk.front())) {
@@ -270,7 +275,7 @@ CheckResult check(const PropertyTable& table, const std::vector<harness::Impleme
     for (const auto& impl : implementations) {
       if (result.replay.failed(impl.name)) report_replay_failures(impl, result.replay, suite, table);
     }
-    if (result.replay.text.size() > before) tell("Smallest failing corpus workloads (shrunk unless flaky):\n" + result.replay.text.substr(before));
+    if (result.replay.text.size() > before) tell("Smallest failing corpus workloads (shrunk, unless invalid or flaky):\n" + result.replay.text.substr(before));
   }
   // A first call's failure leads the suite (judge_own_calls); a misbehaviour there runs no property.
   const auto first_calls_of = [&](const std::string& name) -> std::optional<PropertyResult> {

@@ -173,7 +173,7 @@ bool Round::fails_again(const Failure& failure, std::optional<harness::Outcome>*
     ++result_.implementation_calls;
     asks = {cx.workload};
     answers = {std::move(again.answer)};
-    failed = again.failed;
+    failed = again.failed();
   } else {
     asks = property_.asks(failure.found);
     answers = answer_one_by_one(asks, false);

@@ -3,6 +3,7 @@
 // computes the same metadata in other ways (Megatron's per-sequence chunks,
 // the packed grid, mamba_ssm's chunk indices): any of them that a kernel runs
 // right passes, and with the cache's claims, any the cache can be written from.
+#include <algorithm>
 #include <memory>
 
 #include "chunkmeta/harness/spec.hpp"
@@ -35,6 +36,14 @@ class KernelFormulation final : public Spec {
   std::optional<std::int64_t> chunks(const Workload& workload) const override { return base_.chunks(workload); }
   std::optional<std::vector<std::int64_t>> output_entries(const Workload& workload) const override {
     return base_.output_entries(workload);  // a guess for a plugin's buffers: it may ask for more
+  }
+  // A formulation may cut a row's tokens into any number of chunks that each run one or more of them: its
+  // answer is bounded by the tokens (the offsets' span), not by the base's chunks.
+  std::size_t most_answer_entries(const Workload& workload) const override {
+    const auto& offsets = workload.query_start_loc;
+    const std::int64_t tokens = offsets.empty() ? 0 : std::max<std::int64_t>(0, offsets.back() - offsets.front());
+    return std::max(base_.most_answer_entries(workload),
+                    kAnswerAllowanceEntries + kAnswerEntriesPerUnit * (1 + workload.rows() + static_cast<std::size_t>(tokens)));
   }
   // The domain's verdict, and for a valid workload the base's outputs: one answer a kernel runs right (what a
   // door answers with once a run is interrupted), never compared with (judged_by_reference).

@@ -7,7 +7,6 @@
 #include <ostream>
 #include <string>
 
-#include "chunkmeta/harness/call_budget.hpp"
 #include "chunkmeta/harness/json.hpp"
 #include "chunkmeta/harness/plugin.hpp"
 #include "chunkmeta/harness/report.hpp"
@@ -117,10 +116,6 @@ std::optional<FindingKind> parse_finding_kind(std::string_view name) noexcept {
     if (to_string(static_cast<FindingKind>(k)) == name) return static_cast<FindingKind>(k);
   }
   return std::nullopt;
-}
-
-std::size_t most_answer_entries(const Spec& spec, const Workload& workload) {
-  return kAnswerAllowanceEntries + kAnswerEntriesPerUnit * static_cast<std::size_t>(CallBudget::units_of(spec, workload));
 }
 
 bool ends_its_process(FindingKind kind) noexcept {

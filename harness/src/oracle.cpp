@@ -167,9 +167,8 @@ std::optional<Finding> check_implementation(const Implementation& implementation
 AskedAgain ask_again_as_a_replay_does(const Implementation& implementation, const Workload& workload,
                                       FindingKind kind) {
   if (ends_its_process(kind) && implementation.restart) implementation.restart();
-  AskedAgain again{implementation.compute(workload), false};
-  const auto finding = judge(*implementation.spec, workload, again.answer);
-  again.failed = finding && finding->kind == kind;
+  AskedAgain again{implementation.compute(workload), std::nullopt};
+  again.finding = judge(*implementation.spec, workload, again.answer);
   return again;
 }
 

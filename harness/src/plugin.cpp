@@ -17,7 +17,8 @@ namespace {
 
 constexpr std::int32_t kGuard = 0x7A7A7A7A;
 constexpr std::size_t kGuardWords = 16;
-// Sizes a plugin may ask for: the library's own cap on chunks, two entries a chunk, plus one.
+// Sizes a plugin may ask for: what an answer to its workload can hold (Spec::most_answer_entries), and never
+// more than the library's own cap on chunks, two entries a chunk, plus one.
 constexpr std::int64_t kLargestBuffer = 2 * Limits::kDefaultMaxChunks + 1;
 // Buffers offered for a workload whose size the library cannot tell (invalid input).
 constexpr std::int64_t kDefaultCapacity = 64;
@@ -153,11 +154,12 @@ Answer call_with_buffers(const Spec& spec, const Workload& w, const SentInputs& 
       }
       case CHUNKMETA_BUFFER_TOO_SMALL: {
         bool grew = false;
+        const auto most = static_cast<std::int64_t>(std::min<std::size_t>(spec.most_answer_entries(w), kLargestBuffer));
         for (std::size_t b = 0; b < count; ++b) {
-          if (reported[b] < 0 || reported[b] > kLargestBuffer)
+          if (reported[b] < 0 || reported[b] > most)
             return broke_abi(std::string("asked for ") + std::to_string(reported[b]) + " entries of " +
-                             std::string(outputs[b].name) + " (at most " + std::to_string(kLargestBuffer) +
-                             " are offered)");
+                             std::string(outputs[b].name) + ", more than an answer to this workload can hold (" +
+                             std::to_string(most) + ")");
           grew = grew || reported[b] > capacity[b];
           capacity[b] = std::max(capacity[b], reported[b]);
         }

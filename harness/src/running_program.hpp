@@ -52,8 +52,9 @@ struct Subprocess::State {
 
   double timeout(double units) const { return awaiting_first_answer ? options.timeout_seconds : budget.limit(units); }
   double units_of(const Workload& workload) const { return CallBudget::units_of(*spec, workload); }
-  std::size_t answer_limit(double units) const {
-    return options.answer_allowance_bytes + static_cast<std::size_t>(units) * options.answer_bytes_per_unit;
+  // Spec::most_answer_entries in bytes.
+  std::size_t answer_limit(const Workload& workload) const {
+    return spec->most_answer_entries(workload) * options.answer_bytes_per_entry;
   }
   void answered(const Workload& workload, double seconds) {
     if (!awaiting_first_answer) budget.measured(units_of(workload), seconds);
@@ -470,7 +471,7 @@ struct Subprocess::State {
   // before a batch is sent (read late). It answers nothing asked.
   std::optional<Misbehaviour> unasked_output(bool after_last_answer) {
     char buf[1 << 16];
-    while (decoder->pending().size() <= options.answer_allowance_bytes) {
+    while (decoder->pending().size() <= kAnswerAllowanceEntries * options.answer_bytes_per_entry) {
       const ssize_t got = read(from_child, buf, sizeof buf);
       if (got <= 0) break;  // nothing more now, or closed (the next read finds out how it ended)
       decoder->hold(std::string_view(buf, static_cast<std::size_t>(got)));

@@ -2,9 +2,15 @@
 
 #include <algorithm>
 
+#include "chunkmeta/harness/call_budget.hpp"
+
 namespace chunkmeta::harness {
 
 std::optional<kernel_view::Fault> Spec::kernels_view(const Workload&, const Arrays&, bool) const { return std::nullopt; }
+
+std::size_t Spec::most_answer_entries(const Workload& workload) const {
+  return kAnswerAllowanceEntries + kAnswerEntriesPerUnit * static_cast<std::size_t>(CallBudget::units_of(*this, workload));
+}
 
 OutputVerdict Spec::verdict_on(const Workload& workload, const Arrays& arrays) const {
   return {check_invariants(workload, arrays), kernels_view(workload, arrays)};

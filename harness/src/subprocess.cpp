@@ -249,8 +249,7 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
         s.stats.decode_seconds += seconds_since(decode_start);
         if (stop) return fail(s.with_evidence(std::move(*stop)), true);
         const std::size_t due = std::min(answers.size(), workloads.size() - 1);  // whose answer the bytes begin
-        const double due_units = pending_units_of == due ? pending_units : s.units_of(workloads[due]);
-        if (const std::size_t limit = s.answer_limit(due_units); s.decoder->pending().size() > limit) {
+        if (const std::size_t limit = s.answer_limit(workloads[due]); s.decoder->pending().size() > limit) {
           return fail(s.misbehaviour(FindingKind::malformed_output,
                                      "printed " + std::to_string(s.decoder->pending().size()) +
                                          " bytes without ending its answer, more than an answer to this workload "

@@ -3,6 +3,7 @@
 // claims the state after the tokens it ends at; a write or a checkpoint is
 // right when the state it stores is that one.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "chunkmeta/kernel_view/kernel_view.hpp"
@@ -19,11 +20,20 @@ std::string block_words(std::int64_t row, std::int64_t block) {
 
 }  // namespace
 
-std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, const Scan& scanned,
+State ChunkEnds::operator[](std::size_t chunk) const {
+  if (scanned_ != nullptr) return scanned_->ends[chunk];
+  // An adequate chunk of row r ending at packed token e holds the state after c_r + e - (q[r] - q[0]) tokens.
+  const auto row = static_cast<std::size_t>(adequate_.seq_idx[chunk]);
+  const auto& q = batch_.query_start_loc;
+  return State{static_cast<std::int64_t>(row),
+               batch_.computed_of(row) + adequate_.cu_chunk_seqlen[chunk + 1] - (q[row] - q[0])};
+}
+
+std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, const ChunkEnds& ends,
                                   const WritePlan& writes, std::span<const std::int32_t> read_blocks) {
   const std::size_t rows = batch.rows();
   const auto row_count = static_cast<std::int64_t>(rows);
-  const auto chunks = static_cast<std::int64_t>(scanned.ends.size());
+  const auto chunks = static_cast<std::int64_t>(ends.size());
   // What a block of a row with tokens claims: the state after its last token, or the row's last.
   const auto claim = [&](std::int64_t row, std::int64_t block) {
     const auto r = static_cast<std::size_t>(row);
@@ -50,13 +60,10 @@ std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, c
   if (writes.blocks.size() != count || writes.chunks.size() != count) {
     return Fault{kCache, "the write plan's arrays differ in length (rows, blocks, chunks)", -1, -1};
   }
-  // The cache after the writes in order: each (row, block) written, with the last write to it. Sorted once
-  // (stable: among writes to one block the last is the latest), never a node per write.
-  struct Written {
-    std::int64_t row, block, write;
-  };
-  std::vector<Written> written;
-  written.reserve(count);
+  // The cache after the writes in order: each (row, block) written, with the last write to it, in (row, block)
+  // order. A plan in that order already (every plan of the engine's) is the cache itself, read in place; any
+  // other is sorted once (stable: among writes to one block the last is the latest), never a node per write.
+  bool ordered = true;
   for (std::size_t w = 0; w < count; ++w) {
     const std::int64_t row = writes.rows[w], block = writes.blocks[w], chunk = writes.chunks[w];
     const auto index = static_cast<std::int64_t>(w);
@@ -70,49 +77,58 @@ std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, c
                        block_words(row, block) + "; the scan has " + std::to_string(chunks) + " chunks",
                    row, index};
     }
-    written.push_back({row, block, index});
+    if (w > 0 && std::pair{writes.rows[w - 1], writes.blocks[w - 1]} >= std::pair{writes.rows[w], writes.blocks[w]})
+      ordered = false;
   }
-  const auto key = [](const Written& a) { return std::pair{a.row, a.block}; };
-  if (!std::is_sorted(written.begin(), written.end(), [&](const Written& a, const Written& b) { return key(a) < key(b); })) {
-    std::stable_sort(written.begin(), written.end(), [&](const Written& a, const Written& b) { return key(a) < key(b); });
-  }
-  std::vector<Written> cache;  // the last write to each block, in (row, block) order
-  cache.reserve(written.size());
-  for (const Written& w : written) {
-    if (!cache.empty() && key(cache.back()) == key(w)) {
-      cache.back() = w;
-    } else {
-      cache.push_back(w);
+  std::vector<std::size_t> cache;  // write indices, when the plan is not in order
+  if (!ordered) {
+    cache.resize(count);
+    for (std::size_t w = 0; w < count; ++w) cache[w] = w;
+    const auto key = [&](std::size_t w) { return std::pair{writes.rows[w], writes.blocks[w]}; };
+    std::stable_sort(cache.begin(), cache.end(), [&](std::size_t x, std::size_t y) { return key(x) < key(y); });
+    std::size_t kept = 0;
+    for (const std::size_t w : cache) {
+      if (kept > 0 && key(cache[kept - 1]) == key(w)) {
+        cache[kept - 1] = w;
+      } else {
+        cache[kept++] = w;
+      }
     }
+    cache.resize(kept);
   }
-  for (const Written& stored : cache) {
-    const auto r = static_cast<std::size_t>(stored.row);
+  const std::size_t stored_count = ordered ? count : cache.size();
+  const auto stored_at = [&](std::size_t i) { return ordered ? i : cache[i]; };
+  for (std::size_t i = 0; i < stored_count; ++i) {
+    const std::size_t write = stored_at(i);
+    const std::int64_t row = writes.rows[write], block = writes.blocks[write];
+    const auto r = static_cast<std::size_t>(row);
     const std::int64_t end = batch.computed_of(r) + batch.tokens_of(r);
-    const State held = scanned.ends[writes.chunks[stored.write]];
+    const State held = ends[static_cast<std::size_t>(writes.chunks[write])];
     // Every block below the row's end claims a state (one an earlier step wrote, when it lies below the
     // computed tokens: writing it again is right only with that state); a block past the end claims none.
-    const bool claimed = stored.block * block_size < end;
-    if (!claimed || held != claim(stored.row, stored.block)) {
-      const std::string claims = claimed ? "it claims " + to_string(claim(stored.row, stored.block))
-                                         : "row " + std::to_string(stored.row) + " does not reach it (" +
+    const bool claimed = block * block_size < end;
+    if (!claimed || held != claim(row, block)) {
+      const std::string claims = claimed ? "it claims " + to_string(claim(row, block))
+                                         : "row " + std::to_string(row) + " does not reach it (" +
                                                std::to_string(end) + " tokens)";
       return Fault{kCache,
-                   block_words(stored.row, stored.block) + " holds " + to_string(held) + " (write " +
-                       std::to_string(stored.write) + ", chunk " + std::to_string(writes.chunks[stored.write]) + "); " +
-                       claims,
-                   stored.row, stored.write};
+                   block_words(row, block) + " holds " + to_string(held) + " (write " + std::to_string(write) +
+                       ", chunk " + std::to_string(writes.chunks[write]) + "); " + claims,
+                   row, static_cast<std::int64_t>(write)};
     }
   }
   // Every block a row with tokens reaches is written: walked beside the cache, O(writes + rows).
-  auto next = cache.begin();
+  std::size_t next = 0;
+  const auto row_of = [&](std::size_t i) { return static_cast<std::int64_t>(writes.rows[stored_at(i)]); };
+  const auto block_of = [&](std::size_t i) { return static_cast<std::int64_t>(writes.blocks[stored_at(i)]); };
   for (std::size_t r = 0; r < rows; ++r) {
     const auto row = static_cast<std::int64_t>(r);
-    while (next != cache.end() && next->row < row) ++next;
+    while (next < stored_count && row_of(next) < row) ++next;
     if (batch.tokens_of(r) == 0) continue;
     const std::int64_t end = batch.computed_of(r) + batch.tokens_of(r);
     for (std::int64_t block = batch.computed_of(r) / block_size; block * block_size < end; ++block) {
-      while (next != cache.end() && next->row == row && next->block < block) ++next;
-      if (next == cache.end() || next->row != row || next->block != block) {
+      while (next < stored_count && row_of(next) == row && block_of(next) < block) ++next;
+      if (next == stored_count || row_of(next) != row || block_of(next) != block) {
         return Fault{kCache,
                      block_words(row, block) + " is never written: it should hold " + to_string(claim(row, block)) +
                          ", which a later step resumes from",

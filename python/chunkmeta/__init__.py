@@ -372,73 +372,21 @@ class _Alarm:
             os.kill(os.getpid(), signal.SIGALRM)
 
 
-class _ThreadAlarm:
-    """Off the main thread no SIGALRM reaches fn: a thread of ours raises
-    _Timeout into fn's thread instead (PyThreadState_SetAsyncExc), when the
-    armed call's time is up. Like the signal's handler, it lands between two
-    of fn's bytecodes: a call in C code is cut when it is back in Python, and
-    one that never comes back is the CallWatchdog's to end."""
-
-    def __init__(self):
-        self.target = threading.get_ident()
-        self.changed = threading.Condition()
-        self.deadline = None  # of the call armed, or None
-        self.fired = False  # the exception was sent into fn's thread, maybe not raised there yet
-        self.closed = False
-        self.watcher = threading.Thread(target=self._watch, name="chunkmeta call timer", daemon=True)
-
-    def __enter__(self):
-        self.watcher.start()
-        return self
-
-    @staticmethod
-    def _send(thread_id, exception):
-        """exception None withdraws one sent and not yet raised."""
-        import ctypes
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
-                                                   None if exception is None else ctypes.py_object(exception))
-
-    def arm(self, seconds):
-        """Before a call of fn (seconds > 0) and after it (0)."""
-        with self.changed:
-            self.deadline = time.monotonic() + seconds if seconds > 0 else None
-            if self.fired:
-                self._send(self.target, None)  # fn returned as its time ran out: it is not raised in the harness
-                self.fired = False
-            self.changed.notify()
-
-    def _watch(self):
-        with self.changed:
-            while not self.closed:
-                left = None if self.deadline is None else self.deadline - time.monotonic()
-                if left is None or left > 0:
-                    self.changed.wait(left)
-                    continue
-                self.deadline = None
-                self.fired = True
-                self._send(self.target, _Timeout)
-
-    def __exit__(self, *exc):
-        with self.changed:
-            self.closed = True
-            self.deadline = None
-            if self.fired:
-                self._send(self.target, None)
-            self.changed.notify()
-        self.watcher.join()
-        return False
-
-
 @contextlib.contextmanager
 def _calls_cut_short():
     """What arms a time limit before each call of fn (0 disarms it after):
     SIGALRM in the main thread (_Alarm), elsewhere a thread of ours
-    (_ThreadAlarm). A caller's SIGALRM timer that came due is handed back to
-    its handler (pytest-timeout then fails the test), during the run or after."""
+    (_chunkmeta._ThreadAlarm, in C++: no Python of the harness runs as it
+    arms, for its exception to land in). A caller's SIGALRM timer that came
+    due is handed back to its handler (pytest-timeout then fails the test),
+    during the run or after."""
     alarm = _Alarm()
     if not alarm.usable:
-        with _ThreadAlarm() as elsewhere:
+        elsewhere = _chunkmeta._ThreadAlarm()
+        try:
             yield elsewhere.arm
+        finally:
+            elsewhere.close()
         return
     try:
         with alarm:

@@ -22,6 +22,7 @@ namespace {
 
 std::string type_name(py::handle value) { return Py_TYPE(value.ptr())->tp_name; }
 
+
 // Attribute and method names, interned once: looking them up by C string would
 // create a Python string on every call.
 PyObject* name(const char* text) {
@@ -300,7 +301,7 @@ std::string describe_buffer(const Py_buffer& view, py::handle value) {
 std::int64_t int64_of(py::handle value, const char* argument, const std::string& where, std::int64_t index) {
   PyObject* object = value.ptr();
   if (PyBool_Check(object) || PyFloat_Check(object) || !PyIndex_Check(object)) {
-    type_error(where + " must be an int, not " + type_name(value) + " (" + py::repr(value).cast<std::string>() + ")");
+    type_error(where + " must be an int, not " + type_name(value) + " (" + short_repr(value) + ")");
   }
   const py::object exact = py::reinterpret_steal<py::object>(PyNumber_Index(object));
   if (!exact) throw py::error_already_set();
@@ -792,7 +793,7 @@ bool append_entries(const void* data, std::int64_t count, int bytes, bool is_sig
 bool append_int(py::handle item, const std::string& where, Int32Array& out, std::string* why) {
   PyObject* object = item.ptr();
   if (PyBool_Check(object) || !PyIndex_Check(object)) {
-    *why = where + " is " + py::repr(item).cast<std::string>().substr(0, 80) + " (" + type_name(item) + "), not an integer";
+    *why = where + " is " + short_repr(item) + " (" + type_name(item) + "), not an integer";
     return false;
   }
   const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(object));
@@ -877,7 +878,7 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
       }
       const py::handle row = items[i];
       if (!is_list_or_tuple(row) || py::len(row) != 2) {
-        *why = where + " is " + py::repr(row).cast<std::string>().substr(0, 80) + ", not a pair of integers";
+        *why = where + " is " + short_repr(row) + ", not a pair of integers";
         return std::nullopt;
       }
       for (std::size_t c = 0; c < 2; ++c) {
@@ -912,6 +913,43 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
   }
   *why = std::string(name) + " is " + type_name(value) + ", not an integer tensor, array, list or tuple";
   return std::nullopt;
+}
+
+std::string short_repr(py::handle value, std::size_t most, int depth) {
+  PyObject* object = value.ptr();
+  const bool list = PyList_Check(object), tuple = PyTuple_Check(object);
+  std::string text;
+  if (PyBytes_Check(object) || PyByteArray_Check(object)) {
+    constexpr Py_ssize_t kShown = 32;
+    const Py_ssize_t size = PyBytes_Check(object) ? PyBytes_GET_SIZE(object) : PyByteArray_GET_SIZE(object);
+    const py::object head = py::reinterpret_steal<py::object>(PySequence_GetSlice(object, 0, std::min(size, kShown)));
+    if (!head) throw py::error_already_set();
+    text = py::repr(head).cast<std::string>();
+    if (size > kShown) text += "... (" + std::to_string(size) + " bytes)";
+  } else if (list || tuple) {
+    // The object's own items and count (a subclass's __len__ or __getitem__ is not asked).
+    constexpr Py_ssize_t kShown = 8;
+    const Py_ssize_t size = list ? PyList_GET_SIZE(object) : PyTuple_GET_SIZE(object);
+    const bool exact = list ? PyList_CheckExact(object) : PyTuple_CheckExact(object);
+    text = exact ? "" : type_name(value) + "(";
+    text += list ? "[" : "(";
+    for (Py_ssize_t i = 0; i < std::min(size, kShown); ++i) {
+      if (i > 0) text += ", ";
+      if (depth >= 2) {
+        text += "...";
+        break;
+      }
+      text += short_repr(list ? PyList_GET_ITEM(object, i) : PyTuple_GET_ITEM(object, i), most, depth + 1);
+      if (text.size() > most) break;
+    }
+    if (size > kShown) text += ", ... (" + std::to_string(size) + " items)";
+    text += list ? "]" : (size == 1 ? ",)" : ")");
+    if (!exact) text += ")";
+  } else {
+    text = py::repr(value).cast<std::string>();  // tensors and arrays summarize themselves
+  }
+  if (text.size() > most) text = text.substr(0, most) + "...";
+  return text;
 }
 
 }  // namespace chunkmeta::python

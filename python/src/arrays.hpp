@@ -205,12 +205,19 @@ bool tensor_memory_in_use();
 // An argument for the function under test, as the engine would pass it.
 py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, IntType type = IntType::int32);
 
+// repr() of a value from code under test in at most about `most` characters,
+// never built whole: a list, tuple or bytes-like value (subclasses too) shows
+// its first items, each shortened the same way, and its count; any other is
+// repr()'d (tensors and arrays summarize themselves) and cut. What repr()
+// raises goes on to the caller.
+std::string short_repr(py::handle value, std::size_t most = 80, int depth = 0);
+
 // One output of the function under test as int32 values (rows of `columns`
 // entries, flattened), or why it is not one: a sentence naming `name`. Accepts
 // integer tensors and buffers (any integer dtype, read as values), and lists
 // and tuples of ints (of pairs for `columns` 2). `dtype`, if given, receives
 // the tensor's or array's dtype name ("int32", "int64", ...; "" for a sequence).
-// One of more than `most_entries` entries is a flood (harness::most_answer_entries),
+// One of more than `most_entries` entries is a flood (Spec::most_answer_entries),
 // refused before a single entry is read.
 std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns,
                                       std::size_t most_entries, std::string* dtype = nullptr);

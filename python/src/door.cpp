@@ -121,27 +121,21 @@ Answer answer_for_exception(py::error_already_set& raised) {
   return Misbehaviour{FindingKind::raised, "raised " + type + ": " + message, traceback};
 }
 
-// repr() of what fn returned, bounded by reprlib as it is built: a flood of
-// millions of list items is shown by its first ones, never written out whole.
-std::string bounded_repr(py::handle value) {
-  try {
-    static const py::object* const shortener = [] {
-      auto* made = new py::object(py::module_::import("reprlib").attr("Repr")());  // kept for the process's life
-      made->attr("maxlist") = 24;
-      made->attr("maxtuple") = 24;
-      made->attr("maxother") = 400;
-      made->attr("maxstring") = 400;
-      made->attr("maxlong") = 60;
-      return made;
-    }();
-    return shortener->attr("repr")(value).cast<std::string>();
-  } catch (py::error_already_set& also) {
-    return "(repr() of it raised " + type_name_of(also.value()) + ")";
-  }
+// Ctrl-C and check()'s alarm: they end the call, whatever fn's code was doing when they came.
+bool goes_to_the_caller(const py::error_already_set& raised) {
+  return raised.matches(PyExc_KeyboardInterrupt) ||
+         (shrink_timeout_type != nullptr && raised.matches(*shrink_timeout_type));
 }
 
 Misbehaviour malformed(py::handle result, std::string summary) {
-  return Misbehaviour{FindingKind::malformed_output, std::move(summary), bounded_repr(result).substr(0, 400)};
+  std::string shown;
+  try {
+    shown = short_repr(result, 400);
+  } catch (py::error_already_set& raised) {
+    if (goes_to_the_caller(raised)) throw;
+    shown = "(repr() of it raised " + type_name_of(raised.value()) + ")";
+  }
+  return Misbehaviour{FindingKind::malformed_output, std::move(summary), std::move(shown)};
 }
 
 const char* count_word(std::size_t n) {
@@ -176,7 +170,7 @@ Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
     if (input.wide) wide = &input;
   }
   harness::Arrays arrays;
-  const std::size_t most_entries = harness::most_answer_entries(spec, w);
+  const std::size_t most_entries = spec.most_answer_entries(w);
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const std::string name(outputs[i].name);
     std::string why;
@@ -199,11 +193,6 @@ Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
   return Outcome(std::move(arrays));
 }
 
-// Ctrl-C and check()'s alarm: they end the call, whatever fn's code was doing when they came.
-bool goes_to_the_caller(const py::error_already_set& raised) {
-  return raised.matches(PyExc_KeyboardInterrupt) ||
-         (shrink_timeout_type != nullptr && raised.matches(*shrink_timeout_type));
-}
 
 // answer_of, where reading what fn returned raised: a malformed result
 // (the alarm's timeout and Ctrl-C go on to the caller).
@@ -349,6 +338,91 @@ class CallWatchdog {
   double limit_ = 0;
   double timeout_ = 0;
   Clock::time_point deadline_{};
+};
+
+// Off the main thread no SIGALRM reaches fn: a thread of ours raises
+// chunkmeta._Timeout into fn's thread instead (PyThreadState_SetAsyncExc) when
+// the armed call's time is up. Like the signal's handler, it lands between two
+// of fn's bytecodes: a call in C code is cut when it is back in Python, and one
+// that never comes back is the CallWatchdog's to end. Arming and disarming are
+// C++, run with the GIL held: no bytecode of the harness runs there for the
+// exception to land in, and one sent as the call returned is withdrawn before
+// any harness code runs Python again.
+class ThreadAlarm {
+ public:
+  ThreadAlarm() : target_(PyThread_get_thread_ident()) {}
+  ~ThreadAlarm() { close(); }
+  ThreadAlarm(const ThreadAlarm&) = delete;
+  ThreadAlarm& operator=(const ThreadAlarm&) = delete;
+
+  // Before a call of fn (seconds > 0) and after it (0); with the GIL held, in fn's thread.
+  void arm(double seconds) {
+    std::lock_guard lock(mutex_);
+    withdraw();
+    ++armed_;
+    deadline_.reset();
+    if (seconds > 0) {
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+      if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+    }
+    woken_.notify_all();
+  }
+  // The run is over: the thread ends (waited for without the GIL, which it may be waiting for).
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+      deadline_.reset();
+      withdraw();
+    }
+    woken_.notify_all();
+    if (thread_.joinable()) {
+      py::gil_scoped_release released;
+      thread_.join();
+    }
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void withdraw() {  // with mutex_ and the GIL held
+    if (fired_) PyThreadState_SetAsyncExc(target_, nullptr);
+    fired_ = false;
+  }
+  void watch() {
+    std::unique_lock lock(mutex_);
+    while (!closing_) {
+      if (!deadline_) {
+        woken_.wait(lock);
+        continue;
+      }
+      if (Clock::now() < *deadline_) {
+        woken_.wait_until(lock, *deadline_);
+        continue;
+      }
+      // The GIL is taken with mutex_ let go: fn's thread takes mutex_ with the GIL held.
+      const long long armed = armed_;
+      lock.unlock();
+      const PyGILState_STATE gil = PyGILState_Ensure();
+      lock.lock();
+      if (!closing_ && armed_ == armed && deadline_ && shrink_timeout_type != nullptr) {
+        PyThreadState_SetAsyncExc(target_, shrink_timeout_type->ptr());
+        fired_ = true;
+        deadline_.reset();
+      }
+      lock.unlock();
+      PyGILState_Release(gil);
+      lock.lock();
+    }
+  }
+
+  const unsigned long target_;
+  std::mutex mutex_;
+  std::condition_variable woken_;
+  std::thread thread_;
+  std::optional<Clock::time_point> deadline_;
+  long long armed_ = 0;  // how many times arm() was called: a deadline the watcher saw is still the one armed
+  bool fired_ = false;
+  bool closing_ = false;
 };
 
 struct CallState {
@@ -737,6 +811,10 @@ void add_door(py::module_& m) {
   m.def("_set_timeout_type", [](py::object type) {
     shrink_timeout_type = new py::object(std::move(type));  // kept for the life of the process
   });
+  py::class_<ThreadAlarm>(m, "_ThreadAlarm")
+      .def(py::init<>())
+      .def("arm", &ThreadAlarm::arm, py::arg("seconds"))
+      .def("close", &ThreadAlarm::close);
   m.def("_check", &run_check, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("settings"), py::arg("alarm"));
   m.def("_replay", &run_replay, py::arg("fn"), py::arg("spec"), py::arg("name"), py::arg("paths"), py::arg("arrays"),
         py::arg("valid_only"));

@@ -141,6 +141,30 @@ def test_a_call_past_its_timeout_is_cut_short_off_the_main_thread_too():
     assert "timed_out" in str(raised) and "4 rows" in str(raised), str(raised)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_call_that_returns_as_its_time_runs_out_off_the_main_thread_leaves_no_timeout_in_the_harness(seed):
+    """Answers right, a third of them just about at the limit (in a sleep or a spin): check() comes back,
+    passed or with a timed_out finding, never hung on its alarm nor with the alarm's exception escaping."""
+    import random
+    draw = random.Random(seed)
+
+    def near_the_limit(chunk_size, num_prefills, computed, starts):
+        answer = chunkmeta.compute_chunk_metadata(chunk_size, num_prefills, computed, starts)
+        if draw.random() < 0.3:
+            took = 0.03 * draw.uniform(0.9, 1.1)
+            if draw.random() < 0.5:
+                time.sleep(took)
+            else:
+                end = time.monotonic() + took
+                while time.monotonic() < end:
+                    pass
+        return answer
+    raised = _raised_in_a_thread(lambda: chunkmeta.check(near_the_limit, arrays="lists", corpus=[], seed=5,
+                                                         database=None, report_dir=None, cases=100, timeout=0.03,
+                                                         properties=["MatchesReferenceOnEveryValidWorkload"]))
+    assert raised is None or (isinstance(raised, AssertionError) and "timed_out" in str(raised)), repr(raised)
+
+
 def test_invalid_input_is_checked_when_the_function_raises_like_invalid_workload():
     # compute_chunk_metadata raises InvalidWorkload with the reference's code, field and index.
     summary = chunkmeta.check(chunkmeta.compute_chunk_metadata, valid_only=False, cases=200, seed=6)

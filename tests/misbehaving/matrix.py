@@ -58,6 +58,8 @@ PYTHON_BEHAVIOURS = {
     "changes_list": {"first": {"changed_input"}, "nth": {"changed_input"}},
     # Right answers, and lines on stdout: never the protocol's.
     "prints": {"first": None, "nth": None},
+    # Right answers but one, an output of 3 million entries: refused before it is read, through every door.
+    "floods": {"first": {"malformed_output"}, "nth": {"malformed_output"}},
     "prints_over_200_rows": {"any": None},  # an info_once on the first batch over 200 rows
     # Right, then wrong for good (after 2,100 calls, after 1 s) or once (call 600): every answer is judged
     # against the reference, in every property; the one-off is reported flaky, never "minimal".
@@ -106,7 +108,8 @@ IN_PROCESS_PLUGIN_BEHAVIOURS = ("wrong", "changes_input", "prints")
 CANNOT = [
     ("check()", "crash, exit, exits_past_1000_tokens, exits_every_7th_call", "fn runs in the caller's own process: a crash or an exit ends the caller; "
                                "isolate it with cmd: (the adapter)"),
-    ("check()", "no-flush, garbage, flood", "there is no stream: fn returns its values"),
+    ("check()", "no-flush, garbage, flood", "there is no stream: fn returns its values (its outputs' flood is "
+                                            "the floods behaviour)"),
     ("plugin in process", "crash, hang, exit", "the plugin runs in the harness's process (--in-process): "
                                                "the default isolates it in a child, where these are findings"),
     ("built in", "every behaviour", "the built-in implementations are the library's own; the mutant catalogue "

@@ -117,6 +117,14 @@ def _prints(result):
     return result
 
 
+_FLOOD = [0] * 3_000_000  # made once: every call returns the same object
+
+
+def _floods(result):
+    cu, seq, last = result
+    return cu, _FLOOD, last  # seq_idx of 3 million entries: more than an answer to any drawn workload holds
+
+
 def _crash(result):
     os.kill(os.getpid(), signal.SIGSEGV)
 
@@ -137,6 +145,7 @@ BEHAVIOURS = {
     "crash": _crash,
     "exit": _exit,
     "prints": _prints,
+    "floods": _floods,
 }
 # Those that act on the call's arguments: misbehave(result, arguments).
 ON_ARGUMENTS = {

@@ -49,14 +49,14 @@ bool is_misbehaviour(FindingKind kind) noexcept;  // crashed ... changed_input
 // process it ran in is gone, and the next call goes to another. Such a failure
 // is asked again as a replay asks it, in a fresh process (Implementation::restart).
 bool ends_its_process(FindingKind kind) noexcept;
-// A flood's bound: an answer holds at most kAnswerEntriesPerUnit entries per
-// unit of work (CallBudget::units_of: 1 + rows + chunks) beyond an allowance,
-// a few times what the library's largest output holds. More is a
-// malformed_output, read no further: every door applies it (the cmd: door
-// counts the same in bytes, 8 per entry: the wire's int64s).
+// A flood's bound (Spec::most_answer_entries): an answer holds at most
+// kAnswerEntriesPerUnit entries per unit of work (CallBudget::units_of:
+// 1 + rows + chunks) beyond an allowance, a few times what the library's
+// largest output holds. More is a malformed_output, read no further: every
+// door applies it (the cmd: door counts the same in bytes, 8 per entry: the
+// wire's int64s).
 inline constexpr std::size_t kAnswerEntriesPerUnit = 8;
 inline constexpr std::size_t kAnswerAllowanceEntries = 8192;
-std::size_t most_answer_entries(const Spec& spec, const Workload& workload);
 
 // The kind to_string names so, or nullopt.
 std::optional<FindingKind> parse_finding_kind(std::string_view name) noexcept;

@@ -104,10 +104,13 @@ std::optional<Finding> check_implementation(const Implementation& implementation
 
 // A failure of `kind` asked again the way `chunkmeta replay` asks it: `workload`
 // alone, in a fresh process when the failure ends its process (ends_its_process:
-// the door's restart). Its answer, and whether it failed again the same way.
+// the door's restart). Its answer, and the finding on it: any failure fails
+// again (a replay reports any), whatever its kind (a crash answered wrong, a
+// skipped line unanswered alone); no finding, and the answer is a right one.
 struct AskedAgain {
   Answer answer;
-  bool failed = false;
+  std::optional<Finding> finding;
+  bool failed() const { return finding.has_value(); }
 };
 AskedAgain ask_again_as_a_replay_does(const Implementation& implementation, const Workload& workload,
                                       FindingKind kind);

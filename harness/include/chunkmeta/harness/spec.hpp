@@ -92,6 +92,9 @@ class Spec {
   virtual std::optional<std::int64_t> chunks(const Workload& workload) const = 0;
   // The entries of each output for a valid workload (a buffer's size), else nullopt.
   virtual std::optional<std::vector<std::int64_t>> output_entries(const Workload& workload) const = 0;
+  // The most entries any answer to `workload` may hold, all outputs together, before it is a flood
+  // (kAnswerEntriesPerUnit per unit of work beyond kAnswerAllowanceEntries, implementation.hpp).
+  virtual std::size_t most_answer_entries(const Workload& workload) const;
   // The spec's procedure, ported step by step: the oracle.
   virtual Outcome reference(const Workload& workload) const = 0;
   // The spec's invariants, checked independently of the reference port, on

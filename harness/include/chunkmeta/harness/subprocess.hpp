@@ -20,13 +20,11 @@ struct SubprocessOptions {
   std::string command;
   double timeout_seconds = 10.0;   // per case: the longest wait for one answer
   std::size_t window = 512;        // lines in flight before the harness waits for answers
-  // The longest answer a workload may get is derived from its size (bytes per
-  // unit of work, 1 + rows + chunks, beyond a fixed allowance for an error or a
-  // failure line): a correct answer always fits, JSON or binary, at the
-  // library's largest output, and a flood is cut off after a few times what
+  // The longest answer a workload may get is derived from its size
+  // (Spec::most_answer_entries, at this many bytes each): a correct answer
+  // always fits, JSON or binary, and a flood is cut off after a few times what
   // the workload's answer could hold.
-  std::size_t answer_allowance_bytes = kAnswerAllowanceEntries * 8;  // most_answer_entries, in the wire's int64s
-  std::size_t answer_bytes_per_unit = kAnswerEntriesPerUnit * 8;
+  std::size_t answer_bytes_per_entry = 8;
 };
 
 // Where the time of a subprocess implementation went, for the check summary.

@@ -121,7 +121,23 @@ std::optional<Fault> conv1d_programs(std::span<const std::int64_t> query_start_l
 struct WritePlan {
   std::span<const std::int32_t> rows, blocks, chunks;
 };
-std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, const Scan& scanned,
+// The states at the chunks' ends a write stores: the scan's (chunks under
+// judgement), or those of chunks known kernel-adequate for the batch (a
+// reference's, the truth a plan is judged against), each read on demand in
+// O(1): a plan writes a few of many chunks, and they need no scan.
+class ChunkEnds {
+ public:
+  ChunkEnds(const Scan& scanned) : scanned_(&scanned) {}  // NOLINT: a scan is its ends (viewed, as a span views)
+  ChunkEnds(const Batch& batch, const ThreeArrays& adequate) : batch_(batch), adequate_(adequate) {}
+  std::size_t size() const { return scanned_ != nullptr ? scanned_->ends.size() : adequate_.seq_idx.size(); }
+  State operator[](std::size_t chunk) const;
+
+ private:
+  const Scan* scanned_ = nullptr;
+  Batch batch_{};  // views, as the arrays: a copy costs two spans
+  ThreeArrays adequate_{};
+};
+std::optional<Fault> cache_writes(const Batch& batch, std::int64_t block_size, const ChunkEnds& ends,
                                   const WritePlan& writes, std::span<const std::int32_t> read_blocks);
 
 // Internal checkpoints (Part 6): row r's checkpoint chunk holds (r, c_r + o_r)
