@@ -310,18 +310,22 @@ TEST(ACrash, ThatHoldsIsShrunkThenAskedAgainOnTheCaseItReached) {
 namespace chunkmeta {
 namespace {
 
+// A corpus of one Mamba entry of two rows, in a scratch folder of this name.
+std::filesystem::path one_entry_corpus(const std::string& name) {
+  const auto corpus = scratch_dir(name);
+  std::filesystem::create_directories(corpus);
+  std::ofstream entry(corpus / "entry.json");
+  entry << R"({"chunk_size":4,"num_computed_tokens":[3,0],"query_start_loc":[0,5,9]})";
+  return corpus;
+}
+
 // The corpus replay asks again as the run loop does: a corpus entry that fails
 // once (a wrong answer, or a crash, asked again in a fresh process) is
 // reported as found, flaky, not shrunk as if it failed each time.
 TEST(ACorpusEntry, ThatFailsOnceIsReportedFlakyWhateverTheFailure) {
   const harness::Spec& spec = *harness::all_specs().front();
   const auto& table = properties::table_of(spec);
-  const auto corpus = scratch_dir("flaky-corpus");
-  std::filesystem::create_directories(corpus);
-  {
-    std::ofstream entry(corpus / "entry.json");
-    entry << R"({"chunk_size":4,"num_computed_tokens":[3,0],"query_start_loc":[0,5,9]})";
-  }
+  const auto corpus = one_entry_corpus("flaky-corpus");
   for (const bool crash : {false, true}) {
     SCOPED_TRACE(crash ? "a crash" : "a wrong answer");
     auto calls = std::make_shared<std::atomic<long long>>(0);
@@ -356,12 +360,7 @@ TEST(ACorpusEntry, ThatFailsOnceIsReportedFlakyWhateverTheFailure) {
 TEST(ACorpusEntry, IsFlakyExactlyWhenAnAskPassesWhateverKindEachFailureIs) {
   const harness::Spec& spec = *harness::all_specs().front();
   const auto& table = properties::table_of(spec);
-  const auto corpus = scratch_dir("flaky-or-not-corpus");
-  std::filesystem::create_directories(corpus);
-  {
-    std::ofstream entry(corpus / "entry.json");
-    entry << R"({"chunk_size":4,"num_computed_tokens":[3,0],"query_start_loc":[0,5,9]})";
-  }
+  const auto corpus = one_entry_corpus("flaky-or-not-corpus");
   enum class Then { right, wrong, crash, raise };
   const auto answer = [&spec](Then how, const Workload& w) -> Answer {
     switch (how) {

@@ -34,6 +34,30 @@ std::int64_t row_of_token(const Batch& batch, std::int64_t t) {
   return std::clamp<std::int64_t>(at - q.begin() - 1, 0, static_cast<std::int64_t>(batch.rows()) - 1);
 }
 
+// row_of_token for tokens asked mostly in packed order (a piece list): the last answer's row, walked
+// forward a few rows, else searched.
+class RowOfToken {
+ public:
+  explicit RowOfToken(const Batch& batch) : batch_(batch) {}
+  std::int64_t operator()(std::int64_t t) {
+    const auto& q = batch_.query_start_loc;
+    const auto rows = static_cast<std::int64_t>(batch_.rows());
+    const std::int64_t at = t + q.front();
+    for (int step = 0; step < 4 && row_ < rows; ++step) {
+      const auto r = static_cast<std::size_t>(row_);
+      if (q[r] > at) break;
+      if (row_ + 1 >= rows || q[r + 1] > at) return row_;  // the last row starting at or before t
+      ++row_;
+    }
+    row_ = row_of_token(batch_, t);
+    return row_;
+  }
+
+ private:
+  const Batch& batch_;
+  std::int64_t row_ = 0;
+};
+
 }  // namespace
 
 Scan scan(const Batch& batch, std::int64_t chunk_size, const ThreeArrays& chunks) {
@@ -200,6 +224,7 @@ std::optional<Fault> read_chunk_indices(const Batch& batch, std::int64_t chunk_s
   storage.cu_chunk_seqlen.reserve(count + 1);
   storage.seq_idx.reserve(count);
   storage.last_chunk_indices.assign(rows, -1);
+  RowOfToken row_of(batch);
   for (std::size_t k = 0; k < count; ++k) {
     const std::int64_t offset = pieces.chunk_offsets[k];
     if (offset < 0 || offset >= chunk_size) {
@@ -209,7 +234,7 @@ std::optional<Fault> read_chunk_indices(const Batch& batch, std::int64_t chunk_s
     }
     const std::int64_t start = std::int64_t{pieces.chunk_indices[k]} * chunk_size + offset;
     // The kernel runs a piece as the row its start lies in, and ends it at the next piece's start.
-    const std::int64_t row = rows == 0 ? -1 : row_of_token(batch, std::clamp<std::int64_t>(start, 0, std::max<std::int64_t>(total - 1, 0)));
+    const std::int64_t row = rows == 0 ? -1 : row_of(std::clamp<std::int64_t>(start, 0, std::max<std::int64_t>(total - 1, 0)));
     storage.cu_chunk_seqlen.push_back(static_cast<std::int32_t>(std::clamp<std::int64_t>(start, INT32_MIN, INT32_MAX)));
     storage.seq_idx.push_back(static_cast<std::int32_t>(row));
     if (row >= 0) storage.last_chunk_indices[row] = static_cast<std::int32_t>(k);
