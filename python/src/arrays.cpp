@@ -372,6 +372,11 @@ ArrayKind kind_of_results(std::initializer_list<ArrayKind> inputs) {
   return kind;
 }
 
+bool to_flag(py::handle value, const char* argument) {
+  if (!PyBool_Check(value.ptr())) type_error(std::string(argument) + " must be True or False, not " + type_name(value));
+  return value.ptr() == Py_True;
+}
+
 std::int64_t to_int64(py::handle value, const char* argument) {
   return int64_of(value, argument, argument, Error::kNoIndex);
 }

@@ -135,6 +135,8 @@ class InputArray {
 // int64 holds is chunkmeta.InvalidWorkload (value_too_large or negative_value on
 // field `argument`) showing the value as given, never clamped to int64.
 std::int64_t to_int64(py::handle value, const char* argument);
+// A flag argument: True or False, nothing else (an engine passes a bool; 0, 1 or None is a TypeError).
+bool to_flag(py::handle value, const char* argument);
 
 // New results, made in one allocation: `capacities` arrays of one integer type,
 // each of its `shapes` (1-D unless given), written in place and then

@@ -748,7 +748,7 @@ std::vector<std::string> edge_classes_of(const std::string& spec_name, const py:
     const std::size_t index = inputs[i].index;
     if (slot == Slot::rows) continue;
     if (harness::is_flag(slot)) {
-      harness::set_flag(w, slot, index, py::bool_(arguments[i]));
+      harness::set_flag(w, slot, index, to_flag(arguments[i], name.c_str()));
       continue;
     }
     if (harness::is_optional(slot)) {

@@ -13,13 +13,6 @@
 namespace chunkmeta::python {
 namespace {
 
-bool to_flag(py::handle value, const char* argument) {
-  if (!PyBool_Check(value.ptr())) {
-    throw py::type_error(std::string(argument) + " must be True or False, not " + std::string(Py_TYPE(value.ptr())->tp_name));
-  }
-  return value.ptr() == Py_True;
-}
-
 py::object compute_mamba_prefill_checkpoints(py::handle seq_lens, py::handle query_lens, py::handle hash_block_size,
                                              py::handle mamba_block_size, py::handle checkpoint_alignment,
                                              py::handle drop_eagle_block, py::handle out) {

@@ -65,9 +65,13 @@ def test_names_the_broken_rule(arguments, code, field, index):
     assert (refused.value.code, refused.value.field, refused.value.index) == (code, field, index)
 
 
-def test_drop_eagle_block_must_be_a_bool():
-    with pytest.raises(TypeError, match="drop_eagle_block"):
-        chunkmeta.compute_mamba_prefill_checkpoints(S, N, 4, 8, 1, 1)
+@pytest.mark.parametrize("not_a_bool", [1, 0, None, "yes", np.bool_(True)])
+def test_drop_eagle_block_must_be_a_bool_wherever_the_arguments_are_read(not_a_bool):
+    """The drop-in and the harness's reading of fn's arguments refuse the same values, from one helper."""
+    with pytest.raises(TypeError, match="drop_eagle_block must be True or False"):
+        chunkmeta.compute_mamba_prefill_checkpoints(S, N, 4, 8, 1, not_a_bool)
+    with pytest.raises(TypeError, match="drop_eagle_block must be True or False"):
+        chunkmeta._chunkmeta._edge_classes("mamba.prefill_checkpoints", [S, N, 4, 8, 1, not_a_bool])
 
 
 def test_answers_as_the_planner_ported_from_vllm_on_random_plans():
