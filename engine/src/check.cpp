@@ -106,10 +106,17 @@ void shrink_replay_failure(const harness::Implementation& impl, const harness::C
                                           watch.on_failure(copy);
                                         });
   if (impl.shrinking) impl.shrinking(false);
-  if (shrunk.empty()) {  // it passed when the shrink asked it: the entry as found is the report, asked again to say how often
+  if (shrunk.empty()) {
+    // It failed (found, and each time asked again), then passed when the shrink asked it: flaky, reported as
+    // found, asked again to say how often and to show a right answer.
+    const int failed_before = 1 + (harness::ends_its_process(found.finding.kind) ? 2 : 1);
     const int passed = detail::ask_found_failure_again(
-        reported, watch, [&](std::optional<harness::Outcome>* right) { return fails_again(impl, found, right); });
-    if (passed == 0) watch.stopped_because("it passed once when the shrink asked it, and failed when it was asked again");
+        reported, watch, [&](std::optional<harness::Outcome>* right) { return fails_again(impl, found, right); },
+        failed_before);
+    if (passed == 0) {
+      watch.flaky("it passed once when the shrink asked it, between failures: a race, state kept between calls, or "
+                  "randomness");
+    }
     return;
   }
   // A crash's shrink steps were not asked twice (each costs a process): the case reached is, in a fresh one.

@@ -119,10 +119,12 @@ std::optional<harness::WrittenFiles> ShrinkWatch::finish(harness::Counterexample
   return files;
 }
 
-void ShrinkWatch::did_not_fail_again(int passed, harness::FindingKind kind) {
+void ShrinkWatch::did_not_fail_again(int passed, harness::FindingKind kind, int failed_before) {
   const std::string times = std::to_string(kTimesAskedAgain) + " times";
-  const std::string how_often = passed == kTimesAskedAgain ? "failed once and passed each of the " + times
-                                                           : "failed, then passed " + std::to_string(passed) + " of the " + times;
+  const std::string failed = failed_before == 1 ? "once" : failed_before == 2 ? "twice" : std::to_string(failed_before) + " times";
+  const std::string how_often = passed == kTimesAskedAgain ? "failed " + failed + " and passed each of the " + times
+                                                           : "failed " + failed + ", then passed " + std::to_string(passed) +
+                                                                 " of the " + times;
   const std::string why = kind == harness::FindingKind::crashed
                               ? "a crash that follows from the calls before it in its process, or randomness"
                           : kind == harness::FindingKind::missing_output
@@ -136,7 +138,7 @@ std::string how_asked_again(harness::FindingKind kind) {
 }
 
 int ask_found_failure_again(harness::Counterexample& cx, ShrinkWatch& watch,
-                            const std::function<bool(std::optional<harness::Outcome>*)>& fails_again) {
+                            const std::function<bool(std::optional<harness::Outcome>*)>& fails_again, int failed_before) {
   std::optional<harness::Outcome> right;
   const int passed = passes_when_asked_again(cx.finding.kind, [&] { return fails_again(&right); });
   if (passed == 0) return 0;
@@ -146,7 +148,7 @@ int ask_found_failure_again(harness::Counterexample& cx, ShrinkWatch& watch,
                                                std::to_string(passed) + " of them (its output the last time below)",
                                            cx.workload, *right, nullptr});
   }
-  watch.did_not_fail_again(passed, cx.finding.kind);
+  watch.did_not_fail_again(passed, cx.finding.kind, failed_before);
   return passed;
 }
 

@@ -42,8 +42,10 @@ class ShrinkWatch;
 // which sets its argument to a right answer to cx's workload when one comes.
 // When an ask passed, the report says so: the right answer beside the failing
 // one, and `watch` marks it flaky. Returns how many of the asks passed.
+// `failed_before`: how many times it had failed before these asks (its finding's, and any ask since).
 int ask_found_failure_again(harness::Counterexample& cx, ShrinkWatch& watch,
-                            const std::function<bool(std::optional<harness::Outcome>*)>& fails_again);
+                            const std::function<bool(std::optional<harness::Outcome>*)>& fails_again,
+                            int failed_before = 1);
 
 class ShrinkWatch {
  public:
@@ -68,7 +70,7 @@ class ShrinkWatch {
   // ... it passed `passed` of the kTimesAskedAgain times it was asked again (a
   // failure of `kind`: one that ends its process in a fresh one each time):
   // "flaky (it failed once and passed each of ...)".
-  void did_not_fail_again(int passed, harness::FindingKind kind);
+  void did_not_fail_again(int passed, harness::FindingKind kind, int failed_before = 1);
   // Why the run ended early ("" when it ran to the end).
   const std::string& stop_reason() const { return stop_reason_; }
 

@@ -920,41 +920,91 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
   return std::nullopt;
 }
 
+std::string utf8_of(py::handle text) {
+  // A lone surrogate (which no UTF-8 holds) is escaped, never an exception of the harness's.
+  const py::object bytes = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(text.ptr(), "utf-8", "backslashreplace"));
+  if (!bytes) throw py::error_already_set();
+  return std::string(PyBytes_AS_STRING(bytes.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(bytes.ptr())));
+}
+
 std::string short_repr(py::handle value, std::size_t most, int depth) {
   PyObject* object = value.ptr();
   const bool list = PyList_Check(object), tuple = PyTuple_Check(object);
-  std::string text;
-  if (PyBytes_Check(object) || PyByteArray_Check(object)) {
+  const auto repr_of = [](py::handle v) {
+    const py::object text = py::reinterpret_steal<py::object>(PyObject_Repr(v.ptr()));
+    if (!text) throw py::error_already_set();
+    return utf8_of(text);
+  };
+  std::string text, count;  // the count of what was left out, kept past the cut
+  if (PyUnicode_Check(object) && PyUnicode_GET_LENGTH(object) > static_cast<Py_ssize_t>(most)) {
+    const py::object head = py::reinterpret_steal<py::object>(PyUnicode_Substring(object, 0, static_cast<Py_ssize_t>(most)));
+    if (!head) throw py::error_already_set();
+    text = repr_of(head);
+    count = " (" + std::to_string(PyUnicode_GET_LENGTH(object)) + " characters)";
+  } else if (PyBytes_Check(object) || PyByteArray_Check(object)) {
     constexpr Py_ssize_t kShown = 32;
     const Py_ssize_t size = PyBytes_Check(object) ? PyBytes_GET_SIZE(object) : PyByteArray_GET_SIZE(object);
     const py::object head = py::reinterpret_steal<py::object>(PySequence_GetSlice(object, 0, std::min(size, kShown)));
     if (!head) throw py::error_already_set();
-    text = py::repr(head).cast<std::string>();
-    if (size > kShown) text += "... (" + std::to_string(size) + " bytes)";
-  } else if (list || tuple) {
-    // The object's own items and count (a subclass's __len__ or __getitem__ is not asked).
+    text = repr_of(head);
+    if (size > kShown) count = "... (" + std::to_string(size) + " bytes)";
+  } else if (list || tuple || PyAnySet_Check(object) || PyDict_Check(object)) {
+    // The object's own items and count (a subclass's __len__ or __getitem__ is not asked). Each item is held
+    // while its repr() runs, and the count read again after it: that code may change the container.
     constexpr Py_ssize_t kShown = 8;
-    const Py_ssize_t size = list ? PyList_GET_SIZE(object) : PyTuple_GET_SIZE(object);
-    const bool exact = list ? PyList_CheckExact(object) : PyTuple_CheckExact(object);
-    text = exact ? "" : type_name(value) + "(";
-    text += list ? "[" : "(";
-    for (Py_ssize_t i = 0; i < std::min(size, kShown); ++i) {
+    const auto size_now = [&]() -> Py_ssize_t {  // the object's own count, never a subclass's __len__
+      if (list) return PyList_GET_SIZE(object);
+      if (tuple) return PyTuple_GET_SIZE(object);
+      return PyDict_Check(object) ? PyDict_GET_SIZE(object) : PySet_GET_SIZE(object);
+    };
+    const Py_ssize_t size = size_now();
+    const bool exact = Py_TYPE(object) == &PyList_Type || Py_TYPE(object) == &PyTuple_Type ||
+                       Py_TYPE(object) == &PySet_Type || Py_TYPE(object) == &PyFrozenSet_Type || Py_TYPE(object) == &PyDict_Type;
+    const bool dict = PyDict_Check(object);
+    const char* open = list ? "[" : tuple ? "(" : "{";
+    const char* close = list ? "]" : tuple ? (size == 1 ? ",)" : ")") : "}";
+    text = (exact ? "" : type_name(value) + "(") + open;
+    Py_ssize_t position = 0;  // a dict's
+    py::object items = dict || list || tuple ? py::object() : py::reinterpret_steal<py::object>(PyObject_GetIter(object));
+    for (Py_ssize_t i = 0; i < kShown && i < size_now(); ++i) {
       if (i > 0) text += ", ";
       if (depth >= 2) {
         text += "...";
         break;
       }
-      text += short_repr(list ? PyList_GET_ITEM(object, i) : PyTuple_GET_ITEM(object, i), most, depth + 1);
+      py::object item, key;
+      if (list || tuple) {
+        item = py::reinterpret_borrow<py::object>(list ? PyList_GET_ITEM(object, i) : PyTuple_GET_ITEM(object, i));
+      } else if (dict) {
+        PyObject *k = nullptr, *v = nullptr;
+        if (!PyDict_Next(object, &position, &k, &v)) break;
+        key = py::reinterpret_borrow<py::object>(k);
+        item = py::reinterpret_borrow<py::object>(v);
+      } else {
+        if (!items) throw py::error_already_set();
+        item = py::reinterpret_steal<py::object>(PyIter_Next(items.ptr()));
+        if (!item) {
+          if (PyErr_Occurred()) throw py::error_already_set();
+          break;
+        }
+      }
+      if (key) text += short_repr(key, most, depth + 1) + ": ";
+      text += short_repr(item, most, depth + 1);
       if (text.size() > most) break;
     }
-    if (size > kShown) text += ", ... (" + std::to_string(size) + " items)";
-    text += list ? "]" : (size == 1 ? ",)" : ")");
+    if (size > kShown) text += ", ...";
+    text += close;
     if (!exact) text += ")";
+    if (size > kShown) count = " (" + std::to_string(size) + " items)";
   } else {
-    text = py::repr(value).cast<std::string>();  // tensors and arrays summarize themselves
+    text = repr_of(value);  // tensors and arrays summarize themselves
   }
-  if (text.size() > most) text = text.substr(0, most) + "...";
-  return text;
+  if (text.size() > most) {
+    std::size_t cut = most;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // never inside a UTF-8 character
+    text = text.substr(0, cut) + "...";
+  }
+  return text + count;
 }
 
 }  // namespace chunkmeta::python

@@ -213,6 +213,8 @@ py::object make_array(ArrayKind kind, const std::vector<std::int64_t>& values, I
 // repr()'d (tensors and arrays summarize themselves) and cut. What repr()
 // raises goes on to the caller.
 std::string short_repr(py::handle value, std::size_t most = 80, int depth = 0);
+// A str's text as UTF-8, a lone surrogate escaped (\\udc80) rather than an exception.
+std::string utf8_of(py::handle text);
 
 // One output of the function under test as int32 values (rows of `columns`
 // entries, flattened), or why it is not one: a sentence naming `name`. Accepts

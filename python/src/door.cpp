@@ -53,10 +53,14 @@ const Spec& spec_named(const std::string& name) {
 // chunkmeta._ShrinkTimeout, which check()'s SIGALRM handler raises (from __init__.py).
 py::object* shrink_timeout_type = nullptr;
 
+// The longest a call is armed for, in seconds: a longer limit (a timeout of 1e10, or infinity) waits as if it
+// were none, and no clock deadline past it can overflow.
+constexpr double kLongestWait = 1e6;
+
 // The name of `object`'s type, whatever the object (its type's __name__ may itself misbehave).
 std::string type_name_of(py::handle object) {
   try {
-    return py::str(py::type::handle_of(object).attr("__name__")).cast<std::string>();
+    return utf8_of(py::str(py::type::handle_of(object).attr("__name__")));
   } catch (py::error_already_set&) {
     return "an exception";
   }
@@ -83,8 +87,8 @@ std::optional<Error> rejection_named(const py::object& error) {
     const py::object code_given = error.attr("code");
     const py::object field_given = error.attr("field");
     if (!py::isinstance<py::str>(code_given) || !py::isinstance<py::str>(field_given)) return std::nullopt;
-    const auto code = parse_error_code(code_given.cast<std::string>());
-    const auto field = harness::known_field(field_given.cast<std::string>());
+    const auto code = parse_error_code(utf8_of(code_given));
+    const auto field = harness::known_field(utf8_of(field_given));
     const py::object index = error.attr("index");
     if (!code || !field) return std::nullopt;
     if (index.is_none()) return Error{*code, *field, Error::kNoIndex, 0, 0};
@@ -294,8 +298,8 @@ class CallWatchdog {
     limit_ = limit;
     timeout_ = timeout;
     // Past its own limit, at least as long again as the timeout setting, and 10 s, to end of its own.
-    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(limit + std::max(timeout, 10.0)));
+    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                   std::min(limit + std::max(timeout, 10.0), 2 * kLongestWait)));
     woken_.notify_all();
   }
   void end() {
@@ -316,10 +320,15 @@ class CallWatchdog {
         woken_.wait_until(lock, deadline_);
         continue;
       }
-      const double ran = limit_ + std::max(timeout_, 10.0);
+      const double ran = std::min(limit_ + std::max(timeout_, 10.0), 2 * kLongestWait);
+      const auto seconds = [](double s) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.3g", s);
+        return std::string(text);
+      };
       const std::string text =
-          "\nchunkmeta.check: " + harness::printable_line(name_) + " has not returned " + std::to_string(ran).substr(0, 5) +
-          " s after its call began, though the harness cut it short after " + std::to_string(limit_).substr(0, 5) +
+          "\nchunkmeta.check: " + harness::printable_line(name_) + " has not returned " + seconds(ran) +
+          " s after its call began, though the harness cut it short after " + seconds(limit_) +
           " s: it catches the timeout exception (an `except BaseException` retry loop?), disarms SIGALRM, or runs in "
           "code that never checks for signals. The process ends now (exit 124) so that the run ends.\n"
           "  the case: " + harness::dump_line(harness::to_json(spec_, *workload_)).substr(0, 2000) + "\n";
@@ -362,7 +371,8 @@ class ThreadAlarm {
     ++armed_;
     deadline_.reset();
     if (seconds > 0) {
-      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(std::min(seconds, kLongestWait)));
       if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
     }
     woken_.notify_all();
@@ -441,7 +451,7 @@ struct CallState {
 // fn called with the workload's arguments; the alarm cuts it short.
 Answer call(const py::object& fn, const Spec& spec, ArrayKind kind, const Workload& w, CallState& state) {
   const double units = harness::CallBudget::units_of(spec, w);
-  const double budget = state.alarm ? state.budget.limit(units) : 0;
+  const double budget = state.alarm ? std::min(state.budget.limit(units), kLongestWait) : 0;
   const auto start = std::chrono::steady_clock::now();
   py::tuple arguments;
   try {

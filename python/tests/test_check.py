@@ -165,6 +165,60 @@ def test_a_call_that_returns_as_its_time_runs_out_off_the_main_thread_leaves_no_
     assert raised is None or (isinstance(raised, AssertionError) and "timed_out" in str(raised)), repr(raised)
 
 
+class _ClearsItsList:
+    """An item whose repr() empties the list that holds it (code under test runs while evidence is built)."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def __repr__(self):
+        self.owner.clear()
+        return "ClearsItsList()"
+
+
+class _SurrogateRepr:
+    def __repr__(self):
+        return "\ud800"  # a lone surrogate: no UTF-8 holds it
+
+
+def _clearing(*_):
+    out = []
+    out.extend(_ClearsItsList(out) for _ in range(5))
+    return out
+
+
+_MALFORMED_RESULTS = {
+    "a list that its items' repr() empties": (_clearing, "returned 5 values instead of three"),
+    "an object whose repr() is a lone surrogate": (lambda *_: _SurrogateRepr(), "\\ud800"),
+    "an item whose repr() is a lone surrogate": (lambda *_: ([0, _SurrogateRepr()], [], [0]), "\\ud800"),
+    "a dict of 3 million entries": (lambda *_: dict.fromkeys(range(3_000_000), 0), "(3000000 items)"),
+    "a string of 3 million characters": (lambda *_: "x" * 3_000_000, "(3000000 characters)"),
+}
+
+
+@pytest.mark.parametrize("result", sorted(_MALFORMED_RESULTS))
+def test_a_malformed_result_is_shown_short_whatever_its_repr_does(result):
+    returns, shown = _MALFORMED_RESULTS[result]
+    with pytest.raises(chunkmeta.CheckFailed) as failed:
+        chunkmeta.check(lambda chunk_size, num_prefills, computed, starts: returns(), corpus=[], seed=1,
+                        database=None, report_dir=None, cases=5)
+    message = str(failed.value)
+    assert "malformed_output" in message and shown in message, message
+    assert len(message) < 20_000
+
+
+@pytest.mark.parametrize("timeout", [1e10, float("inf")])
+def test_a_timeout_past_any_clock_is_waited_as_no_limit(timeout):
+    summary = chunkmeta.check(reference_procedure.compute_chunk_metadata, corpus=[], seed=1, database=None,
+                              report_dir=None, cases=20, timeout=timeout if timeout < float("inf") else 1e300)
+    assert summary.passed
+    raised = _raised_in_a_thread(lambda: chunkmeta.check(reference_procedure.compute_chunk_metadata, corpus=[],
+                                                         seed=1, database=None, report_dir=None, cases=20,
+                                                         timeout=1e10))
+    assert raised is None, repr(raised)
+    assert chunkmeta.check_steps(lives=5, seed=1, timeout=timeout).passed
+
+
 def test_invalid_input_is_checked_when_the_function_raises_like_invalid_workload():
     # compute_chunk_metadata raises InvalidWorkload with the reference's code, field and index.
     summary = chunkmeta.check(chunkmeta.compute_chunk_metadata, valid_only=False, cases=200, seed=6)
