@@ -154,12 +154,16 @@ Answer call_with_buffers(const Spec& spec, const Workload& w, const SentInputs& 
       }
       case CHUNKMETA_BUFFER_TOO_SMALL: {
         bool grew = false;
+        // All buffers together hold at most what an answer to the workload can hold.
         const auto most = static_cast<std::int64_t>(std::min<std::size_t>(spec.most_answer_entries(w), kLargestBuffer));
+        std::int64_t asked = 0;
         for (std::size_t b = 0; b < count; ++b) {
-          if (reported[b] < 0 || reported[b] > most)
+          if (reported[b] < 0 || reported[b] > most - asked)
             return broke_abi(std::string("asked for ") + std::to_string(reported[b]) + " entries of " +
                              std::string(outputs[b].name) + ", more than an answer to this workload can hold (" +
-                             std::to_string(most) + ")");
+                             std::to_string(most) + ")" +
+                             (asked > 0 ? ", with the " + std::to_string(asked) + " entries of the outputs before it" : ""));
+          asked += reported[b];
           grew = grew || reported[b] > capacity[b];
           capacity[b] = std::max(capacity[b], reported[b]);
         }

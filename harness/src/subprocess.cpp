@@ -93,6 +93,10 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
   // The work units of the oldest unanswered workload (for its time budget), and its index.
   std::size_t pending_units_of = static_cast<std::size_t>(-1);
   double pending_units = 1;
+  // The answer limit of the workload whose answer the bytes begin, and its index: asked once per workload
+  // (Spec::most_answer_entries costs a pass over its rows), not on every read.
+  std::size_t limit_of = static_cast<std::size_t>(-1);
+  std::size_t limit = 0;
 
   // Ends the batch with a misbehaviour for the oldest unanswered workload.
   // A line after the last workload's answer leaves that answer untrusted: it
@@ -249,7 +253,11 @@ std::vector<Answer> Subprocess::run(std::span<const Workload> workloads) {
         s.stats.decode_seconds += seconds_since(decode_start);
         if (stop) return fail(s.with_evidence(std::move(*stop)), true);
         const std::size_t due = std::min(answers.size(), workloads.size() - 1);  // whose answer the bytes begin
-        if (const std::size_t limit = s.answer_limit(workloads[due]); s.decoder->pending().size() > limit) {
+        if (due != limit_of) {
+          limit_of = due;
+          limit = s.answer_limit(workloads[due]);
+        }
+        if (s.decoder->pending().size() > limit) {
           return fail(s.misbehaviour(FindingKind::malformed_output,
                                      "printed " + std::to_string(s.decoder->pending().size()) +
                                          " bytes without ending its answer, more than an answer to this workload "

@@ -823,17 +823,22 @@ std::string shape_text(int ndim, const Py_ssize_t* shape) {
 
 namespace {
 
-bool a_flood(const char* name, std::size_t entries, std::size_t most_entries, std::string* why) {
-  if (entries <= most_entries) return false;
+// Whether `entries` more overflow the answer's room; if not, they take it.
+bool a_flood(const char* name, std::size_t entries, AnswerRoom& room, std::string* why) {
+  if (entries <= room.most - std::min(room.most, room.taken)) {
+    room.taken += entries;
+    return false;
+  }
   *why = std::string(name) + " of " + std::to_string(entries) + " entries, more than an answer to this workload can hold (" +
-         std::to_string(most_entries) + ")";
+         std::to_string(room.most) + ")";
+  if (room.taken > 0) *why += ", with the " + std::to_string(room.taken) + " entries of the outputs before it";
   return true;
 }
 
 }  // namespace
 
 std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns,
-                                      std::size_t most_entries, std::string* dtype) {
+                                      AnswerRoom& room, std::string* dtype) {
   Int32Array out;
   const std::string shape_wanted = columns == 1 ? "1-D" : "of shape (N, 2)";
   if (dtype != nullptr) dtype->clear();
@@ -863,7 +868,7 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
     void* data = PyLong_AsVoidPtr(call_method(value, names().data_ptr).ptr());
     const long long entries = PyLong_AsLongLong(call_method(value, names().numel).ptr());
     if (entries < 0) throw py::error_already_set();
-    if (a_flood(name, static_cast<std::size_t>(entries), most_entries, why)) return std::nullopt;
+    if (a_flood(name, static_cast<std::size_t>(entries), room, why)) return std::nullopt;
     if (!storage_holds(value, data, entries, integer->bits / 8)) {
       *why = std::string(name) + " is a tensor of shape " + shape_of(value) +
              " whose storage holds fewer entries than its shape claims (a storage resized under it?)";
@@ -874,7 +879,7 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
   }
   if (is_list_or_tuple(value)) {
     const py::sequence items = py::reinterpret_borrow<py::sequence>(value);
-    if (a_flood(name, items.size() * static_cast<std::size_t>(columns), most_entries, why)) return std::nullopt;
+    if (a_flood(name, items.size() * static_cast<std::size_t>(columns), room, why)) return std::nullopt;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
       if (columns == 1) {
@@ -908,7 +913,7 @@ std::optional<Int32Array> read_output(py::handle value, const char* name, std::s
     if (!format || !shaped) {
       *why = std::string(name) + " is a " + describe_buffer(view, value) + " of shape " +
              shape_text(view.ndim, view.shape) + ", not a " + shape_wanted + " integer array";
-    } else if (!a_flood(name, static_cast<std::size_t>(view.len / view.itemsize), most_entries, why)) {
+    } else if (!a_flood(name, static_cast<std::size_t>(view.len / view.itemsize), room, why)) {
       if (dtype != nullptr) *dtype = (format->second ? "int" : "uint") + std::to_string(8 * format->first);
       read = append_entries(view.buf, view.len / view.itemsize, format->first, format->second, name, out, why);
     }

@@ -221,9 +221,14 @@ std::string utf8_of(py::handle text);
 // integer tensors and buffers (any integer dtype, read as values), and lists
 // and tuples of ints (of pairs for `columns` 2). `dtype`, if given, receives
 // the tensor's or array's dtype name ("int32", "int64", ...; "" for a sequence).
-// One of more than `most_entries` entries is a flood (Spec::most_answer_entries),
-// refused before a single entry is read.
+// An answer's outputs together hold at most `most` entries (Spec::most_answer_entries);
+// each output read takes its entries (`taken`).
+struct AnswerRoom {
+  std::size_t most = 0;
+  std::size_t taken = 0;
+};
+// One of more entries than `room` has left is a flood, refused before a single entry is read.
 std::optional<Int32Array> read_output(py::handle value, const char* name, std::string* why, int columns,
-                                      std::size_t most_entries, std::string* dtype = nullptr);
+                                      AnswerRoom& room, std::string* dtype = nullptr);
 
 }  // namespace chunkmeta::python

@@ -174,13 +174,13 @@ Answer answer_of(const Spec& spec, py::handle result, const Workload& w) {
     if (input.wide) wide = &input;
   }
   harness::Arrays arrays;
-  const std::size_t most_entries = spec.most_answer_entries(w);
+  AnswerRoom room{spec.most_answer_entries(w)};  // all outputs together
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const std::string name(outputs[i].name);
     std::string why;
     std::string dtype;
     auto values = read_output(one ? result : result[py::int_(i)], name.c_str(), &why, outputs[i].columns,
-                              most_entries, &dtype);
+                              room, &dtype);
     if (!values) return malformed(result, "returned " + why);
     // The engine's kernels read the dtype the spec gives: another one is not what they read.
     const std::string wanted(spec.dtype_of(outputs[i], w));

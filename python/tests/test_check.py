@@ -165,6 +165,20 @@ def test_a_call_that_returns_as_its_time_runs_out_off_the_main_thread_leaves_no_
     assert raised is None or (isinstance(raised, AssertionError) and "timed_out" in str(raised)), repr(raised)
 
 
+def test_the_flood_bound_holds_for_an_answers_outputs_together():
+    """Each of two outputs within the bound alone, the two past it together (on small workloads)."""
+    half = [0] * 5_000
+
+    def two_halves(chunk_size, num_prefills, computed, starts):
+        cu, _, _ = reference_procedure.compute_chunk_metadata(chunk_size, num_prefills, computed, starts)
+        return cu, half, half
+
+    with pytest.raises(AssertionError) as raised:
+        chunkmeta.check(two_halves, corpus=[], seed=5, fail_fast=True, database=None)
+    assert re.search(r"malformed_output: returned last_chunk_indices of 5000 entries, more than an answer to this "
+                     r"workload can hold \(\d+\), with the \d+ entries of the outputs before it", str(raised.value))
+
+
 class _ClearsItsList:
     """An item whose repr() empties the list that holds it (code under test runs while evidence is built)."""
 
